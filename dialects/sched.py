@@ -1,0 +1,50 @@
+"""Typed accessors for the `sched.*` discardable attributes (documented in sched.md).
+
+Attributes, not ops: IREE's passes keep discardable attributes on the ops they leave in place,
+and drop them where they rewrite, so schedc's decisions never block IREE's lowering.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iree.compiler import ir
+
+
+@dataclass(frozen=True)
+class SchedAttr:
+    """One `sched.<name>` attribute of a fixed kind ("int" or "str")."""
+
+    name: str
+    kind: str
+    doc: str
+
+    def get(self, op: ir.Operation):
+        op = op.operation
+        if self.name not in op.attributes:
+            return None
+        attr = op.attributes[self.name]
+        if self.kind == "int":
+            return ir.IntegerAttr(attr).value
+        return ir.StringAttr(attr).value
+
+    def set(self, op: ir.Operation, value) -> None:
+        op = op.operation
+        with op.context:
+            if self.kind == "int":
+                op.attributes[self.name] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(value))
+            else:
+                op.attributes[self.name] = ir.StringAttr.get(str(value))
+
+    def remove(self, op: ir.Operation) -> None:
+        if self.name in op.operation.attributes:
+            del op.operation.attributes[self.name]
+
+
+POSITION = SchedAttr("sched.position", "int", "a kernel's position in the chosen order")
+STRATEGY = SchedAttr("sched.strategy", "str", "on a function: the ordering strategy that won")
+STREAM = SchedAttr("sched.stream", "int", "the stream a kernel is scheduled on")
+WAVE = SchedAttr("sched.wave", "int", "the concurrent wave a kernel runs in")
+ARENA_OFFSET = SchedAttr("sched.arena_offset", "int", "a transient buffer's offset in the arena")
+
+ALL = (POSITION, STRATEGY, STREAM, WAVE, ARENA_OFFSET)

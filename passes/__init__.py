@@ -1,0 +1,16 @@
+"""schedc's scheduling passes, by command-line name.
+
+Each pass module defines `PASS`, a `PassInfo`; `REGISTRY` maps kebab-case names to them.
+"""
+
+from __future__ import annotations
+
+from ._base import PassContext, PassInfo
+from .print_kernel_graph import PASS as PRINT_KERNEL_GRAPH
+
+REGISTRY: dict[str, PassInfo] = {p.name: p for p in (PRINT_KERNEL_GRAPH,)}
+
+# What `schedc` runs when the user names no pipeline.
+DEFAULT_PIPELINE = ""
+
+__all__ = ["DEFAULT_PIPELINE", "REGISTRY", "PassContext", "PassInfo"]

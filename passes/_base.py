@@ -1,0 +1,31 @@
+"""What every pass is: a name, a frozen options dataclass, and a function over a module."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Callable, TextIO
+
+
+@dataclass
+class PassContext:
+    """What the driver hands every pass: where printed analyses go, and what they record."""
+
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    # Per-pass findings for reports, e.g. {"memory-order": {"forward": {...}}}.
+    records: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NoOptions:
+    pass
+
+
+@dataclass(frozen=True)
+class PassInfo:
+    name: str
+    summary: str
+    # run(module_op, pass_, options, context); reports IR problems with
+    # location.emit_error(...) and pass_.signal_pass_failure().
+    run: Callable
+    options: type = NoOptions

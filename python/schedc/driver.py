@@ -1,0 +1,172 @@
+"""The compile pipeline: IREE to the flow phase, schedc's passes, then IREE to the module.
+
+    input (torch / linalg / stablehlo / tosa)
+      --iree-compile--> flow         IREE's input, global-optimization and dispatch-creation
+      --schedc-------> flow          schedc's Python passes on the kernel graph
+      --iree-compile--> stream        IREE's stream phase: partitioning, allocation
+      --iree-compile--> vmfb          executables for the target, the VM module
+
+Each phase reads and writes files in a work folder, so every phase can be dumped, and a failing
+IREE phase is reproduced by one iree-compile command on the file it was given.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from iree.compiler import ir
+
+from .errors import CompileError, SchedcError
+from .iree_tools import run_iree_compile
+from .irio import parse_module, read_source, write_atomically
+from .pipeline import PipelineError, parse_pipeline, run_pipeline
+from .targets import Target, resolve_target
+
+EMIT_KINDS = ("flow", "stream", "vmfb")
+PHASE_FILES = {  # phase -> file name in the work folder and in --dump-phases
+    "input": "0-input.mlir",
+    "flow": "1-flow.mlir",
+    "schedc": "2-flow-schedc.mlir",
+    "stream": "3-stream.mlir",
+    "vmfb": "4-module.vmfb",
+}
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    target: Target
+    passes: str | None = None  # None: schedc's default pipeline
+    schedc_passes: bool = True
+    emit: str = "vmfb"
+    dump_phases: str | None = None
+    iree_flags: tuple[str, ...] = ()
+
+
+@dataclass
+class CompileResult:
+    output: bytes | str  # the .vmfb bytes, or the IR text of the emitted phase
+    phases: dict[str, Path] = field(default_factory=dict)
+    records: dict = field(default_factory=dict)  # what passes recorded, for reports
+
+
+def compile(
+    source,
+    target: str | Target | None = None,
+    *,
+    output: str | None = None,
+    passes: str | None = None,
+    schedc_passes: bool = True,
+    emit: str = "vmfb",
+    dump_phases: str | None = None,
+    iree_flags: tuple[str, ...] = (),
+    cuda_arch: str | None = None,
+    rocm_arch: str | None = None,
+    vulkan_target: str | None = None,
+    cpu: str | None = None,
+    pass_output=None,
+) -> bytes | str:
+    """Compiles MLIR (a path, text, or a torch-mlir module) and returns the .vmfb or IR text.
+
+    With `output`, also writes it there (whole, or not at all).
+    """
+    if not isinstance(target, Target):
+        target = resolve_target(target, cuda_arch=cuda_arch, rocm_arch=rocm_arch, vulkan_target=vulkan_target, cpu=cpu)
+    options = CompileOptions(target, passes, schedc_passes, emit, dump_phases, tuple(iree_flags))
+    result = compile_with_options(source, options, pass_output=pass_output)
+    if output:
+        write_atomically(output, result.output)
+    return result.output
+
+
+def compile_with_options(source, options: CompileOptions, pass_output=None) -> CompileResult:
+    if options.emit not in EMIT_KINDS:
+        raise CompileError(f"unknown --emit '{options.emit}'; valid: {', '.join(EMIT_KINDS)}")
+    from schedc.passes import DEFAULT_PIPELINE, REGISTRY, PassContext
+
+    pipeline_text = DEFAULT_PIPELINE if options.passes is None else options.passes
+    invocations = parse_pipeline(pipeline_text, REGISTRY) if options.schedc_passes else []
+    work = Path(tempfile.mkdtemp(prefix="schedc-"))
+    keep_work = False
+    try:
+        input_path, source_name = _stage_input(source, work)
+        target_flags = options.target.iree_flags() + list(options.iree_flags)
+        result = CompileResult(output=b"")
+
+        # 1. IREE: input -> flow.
+        flow = work / PHASE_FILES["flow"]
+        run_iree_compile([str(input_path), *target_flags, "--compile-to=flow", "-o", str(flow)], what="IREE up to the flow phase")
+        result.phases["flow"] = flow
+
+        # 2. schedc's passes on the flow phase.
+        scheduled = flow
+        if invocations:
+            scheduled = work / PHASE_FILES["schedc"]
+            context = PassContext(out=pass_output) if pass_output is not None else PassContext()
+            module = parse_module(flow.read_text(), str(flow), ir.Context())
+            try:
+                run_pipeline(module, invocations, REGISTRY, context)
+            except PipelineError:
+                keep_work = True
+                raise
+            scheduled.write_text(module.get_asm())
+            result.phases["schedc"] = scheduled
+            result.records = context.records
+        if options.emit == "flow":
+            result.output = scheduled.read_text()
+            return result
+
+        # 3. IREE: flow -> stream.
+        stream = work / PHASE_FILES["stream"]
+        run_iree_compile([str(scheduled), *target_flags, "--compile-from=flow", "--compile-to=stream", "-o", str(stream)], what="IREE's stream phase")
+        result.phases["stream"] = stream
+        if options.emit == "stream":
+            result.output = stream.read_text()
+            return result
+
+        # 4. IREE: stream -> VM module.
+        vmfb = work / PHASE_FILES["vmfb"]
+        run_iree_compile([str(stream), *target_flags, "--compile-from=stream", "-o", str(vmfb)], what="IREE from the stream phase to the module")
+        result.phases["vmfb"] = vmfb
+        result.output = vmfb.read_bytes()
+        return result
+    except CompileError as e:
+        keep_work = keep_work or e.repro is not None  # the repro command reads files in `work`
+        raise
+    finally:
+        if options.dump_phases:
+            _dump(work, Path(options.dump_phases))
+        if not keep_work:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _stage_input(source, work: Path) -> tuple[Path, str]:
+    """Puts the input where IREE reads it; returns its path and the name diagnostics use."""
+    if isinstance(source, Path) or (isinstance(source, str) and _looks_like_path(source)):
+        path = Path(source)
+        read_source(str(path))  # a missing or unreadable file is one clear line
+        staged = work / PHASE_FILES["input"]
+        shutil.copyfile(path, staged)
+        return path.resolve(), str(path)
+    if hasattr(source, "operation"):  # a module object from torch-mlir or IREE's bindings
+        source = str(source)
+    if isinstance(source, bytes):
+        source = source.decode()
+    if not isinstance(source, str):
+        raise SchedcError(f"cannot compile a {type(source).__name__}: pass MLIR text, a path or a module")
+    staged = work / PHASE_FILES["input"]
+    staged.write_text(source)
+    return staged, str(staged)
+
+
+def _looks_like_path(text: str) -> bool:
+    return "\n" not in text and len(text) < 4096 and not text.lstrip().startswith(("module", "func", "#", "util."))
+
+
+def _dump(work: Path, folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in PHASE_FILES.values():
+        if (work / name).exists():
+            shutil.copyfile(work / name, folder / name)

@@ -1,0 +1,70 @@
+"""PyTorch import: torch-dialect MLIR through torch-mlir's FX importer.
+
+torch-mlir carries its own MLIR build, so the result crosses to IREE as text, never as objects.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import traceback
+from pathlib import Path
+
+from .errors import SchedcError
+
+
+def import_torch(model, *example_args, func_name: str = "forward") -> str:
+    """Exports `model(*example_args)` with torch.export and returns torch-dialect MLIR text.
+
+    Weights are inlined as `dense_resource` blobs, so the text is self-contained.
+    """
+    import torch
+    from torch_mlir import fx
+
+    if not isinstance(model, torch.nn.Module):
+        raise SchedcError(f"import_torch expects a torch.nn.Module, got {type(model).__name__}")
+    model = model.eval()
+    with torch.no_grad():
+        module = fx.export_and_import(model, *example_args, output_type="torch", func_name=func_name)
+    return str(module)
+
+
+def load_factory(spec: str):
+    """Calls `path/to/file.py:factory` and returns (model, example_args).
+
+    The factory returns the model and its example inputs: `(model, (x, y))` or `(model, x)`.
+    """
+    path_text, sep, factory_name = spec.rpartition(":")
+    if not sep or not path_text or not factory_name:
+        raise SchedcError(f"'{spec}': expected path/to/file.py:factory")
+    path = Path(path_text)
+    if not path.is_file():
+        raise SchedcError(f"{path_text}: no such file")
+    module_name = f"schedc_user_{path.stem}"
+    loader_spec = importlib.util.spec_from_file_location(module_name, path)
+    user_module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[module_name] = user_module
+    try:
+        loader_spec.loader.exec_module(user_module)
+        factory = getattr(user_module, factory_name, None)
+        if not callable(factory):
+            raise SchedcError(f"{path_text}: has no function '{factory_name}'")
+        result = factory()
+    except SchedcError:
+        raise
+    except Exception as e:  # the user's own code failed: point at their line, not at ours
+        raise SchedcError(_user_frame(e, path) + f"{type(e).__name__}: {e}") from None
+    if not (isinstance(result, tuple) and len(result) == 2):
+        raise SchedcError(f"{spec}: the factory must return (model, example_inputs)")
+    model, example = result
+    example = example if isinstance(example, (tuple, list)) else (example,)
+    return model, tuple(example)
+
+
+def _user_frame(error: BaseException, path: Path) -> str:
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename) == path.resolve() or Path(f.filename) == path]
+    if isinstance(error, SyntaxError) and error.lineno:
+        return f"{path}:{error.lineno}:{error.offset or 1}: error: "
+    if frames:
+        return f"{path}:{frames[-1].lineno}: error: "
+    return f"{path}: error: "

@@ -1,0 +1,134 @@
+"""The kernel graph: a function's ops, the buffers between them, and their live bytes.
+
+Pure data, built from IR by `schedc.extract` and read by every scheduling pass. Nothing here
+touches MLIR, so orders and plans over it can be tested on graphs made by hand.
+
+Model (what IREE does with a flow-phase function):
+- Every op of the function body is a node, in program order; kernels are the `flow.dispatch`
+  and `flow.tensor.*` ops, the rest (imports, exports, constants, global loads) hold no
+  transient memory of their own.
+- SSA values are grouped into buffers: views (`flow.tensor.reshape`, `flow.tensor.bitcast`,
+  `hal.tensor.barrier`), in-place updates (`flow.tensor.update` / `flow.tensor.store` into their
+  target) and dispatch results tied to an operand share the buffer they alias.
+- A buffer is transient when none of its values is a function argument, a constant or global,
+  an imported tensor, or a function result: those live outside the transient arena.
+- A transient buffer is live from the node that defines it to its last use, both included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Buffer:
+    id: int
+    size: int | None  # bytes; None when a dimension is dynamic
+    type: str  # the tensor type of the value that defines it
+    kind: str  # "transient", "argument", "constant", "result" or "external"
+
+    @property
+    def transient(self) -> bool:
+        return self.kind == "transient"
+
+
+@dataclass(frozen=True)
+class Node:
+    index: int  # position in program order
+    op: str  # the op's name, e.g. "flow.dispatch"
+    label: str  # what a user recognises: the dispatch's entry point, or the op name
+    is_kernel: bool
+    defines: tuple[int, ...]  # buffers this node creates
+    uses: tuple[int, ...]  # buffers this node reads or writes in place
+    pinned: bool = False  # has side effects: keeps its order relative to other pinned nodes
+    location: str = ""
+
+
+@dataclass(frozen=True)
+class KernelGraph:
+    function: str
+    nodes: tuple[Node, ...]
+    buffers: tuple[Buffer, ...]
+    edges: frozenset[tuple[int, int]]  # (before, after): data dependences and side-effect order
+
+    # -- structure ---------------------------------------------------------------------------
+
+    def predecessors(self) -> list[list[int]]:
+        preds: list[list[int]] = [[] for _ in self.nodes]
+        for before, after in self.edges:
+            preds[after].append(before)
+        return [sorted(p) for p in preds]
+
+    def successors(self) -> list[list[int]]:
+        succs: list[list[int]] = [[] for _ in self.nodes]
+        for before, after in self.edges:
+            succs[before].append(after)
+        return [sorted(s) for s in succs]
+
+    @property
+    def kernels(self) -> list[Node]:
+        return [n for n in self.nodes if n.is_kernel]
+
+    def kernel_edges(self) -> list[tuple[int, int]]:
+        """Edges between kernels, following paths through non-kernel nodes."""
+        succs = self.successors()
+        result = set()
+        for kernel in self.kernels:
+            stack, seen = list(succs[kernel.index]), set()
+            while stack:
+                n = stack.pop()
+                if n in seen:
+                    continue
+                seen.add(n)
+                if self.nodes[n].is_kernel:
+                    result.add((kernel.index, n))
+                else:
+                    stack.extend(succs[n])
+        return sorted(result)
+
+    # -- memory ------------------------------------------------------------------------------
+
+    def transient_buffers(self) -> list[Buffer]:
+        return [b for b in self.buffers if b.transient]
+
+    def is_order(self, order: list[int]) -> bool:
+        """Whether `order` lists every node once and respects every edge."""
+        if sorted(order) != list(range(len(self.nodes))):
+            return False
+        position = {n: i for i, n in enumerate(order)}
+        return all(position[a] < position[b] for a, b in self.edges)
+
+    def live_ranges(self, order: list[int] | None = None) -> dict[int, tuple[int, int]]:
+        """Each transient buffer's [first, last] step in `order` (program order by default)."""
+        order = list(range(len(self.nodes))) if order is None else order
+        ranges: dict[int, tuple[int, int]] = {}
+        transient = {b.id for b in self.buffers if b.transient}
+        for step, n in enumerate(order):
+            node = self.nodes[n]
+            for b in node.defines + node.uses:
+                if b not in transient:
+                    continue
+                first, _ = ranges.get(b, (step, step))
+                ranges[b] = (min(first, step), step)
+        return ranges
+
+    def live_bytes(self, order: list[int] | None = None) -> list[int]:
+        """Transient bytes alive at each step of `order`; dynamic sizes count as 0."""
+        order = list(range(len(self.nodes))) if order is None else order
+        delta = [0] * (len(order) + 1)
+        for b, (first, last) in self.live_ranges(order).items():
+            size = self.buffers[b].size or 0
+            delta[first] += size
+            delta[last + 1] -= size
+        live, running = [], 0
+        for step in range(len(order)):
+            running += delta[step]
+            live.append(running)
+        return live
+
+    def peak_bytes(self, order: list[int] | None = None) -> int:
+        return max(self.live_bytes(order), default=0)
+
+    @property
+    def has_dynamic_sizes(self) -> bool:
+        return any(b.size is None for b in self.buffers if b.transient)

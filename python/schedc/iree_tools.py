@@ -1,0 +1,42 @@
+"""Runs IREE's command-line compiler, keeping its diagnostics and a command to reproduce them."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+
+from .errors import CompileError
+
+
+def iree_tool(name: str) -> str:
+    from iree.compiler.tools.binaries import find_tool
+
+    return find_tool(name)
+
+
+def run_iree_compile(args: list[str], *, what: str) -> None:
+    """Runs `iree-compile args`; a failure raises CompileError with IREE's diagnostics."""
+    command = [iree_tool("iree-compile"), *args]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        diagnostics = _trim(result.stderr)
+        repro = shlex.join(["iree-compile", *args])
+        raise CompileError(f"{what} failed in IREE:\n{diagnostics}", repro=repro)
+
+
+def _trim(stderr: str) -> str:
+    """IREE's diagnostics without the crash-report boilerplate it prints after them."""
+    kept = []
+    for line in stderr.splitlines():
+        if line.startswith(("Please report issues to", "Stack dump", " #", "Stack dump without")):
+            break
+        kept.append(line)
+    return "\n".join(kept).strip() or stderr.strip()
+
+
+def dump_module(vmfb_path: str) -> str:
+    """iree-dump-module's text for a compiled module."""
+    result = subprocess.run([iree_tool("iree-dump-module"), vmfb_path], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise CompileError(f"iree-dump-module failed on {vmfb_path}:\n{result.stderr.strip()}")
+    return result.stdout

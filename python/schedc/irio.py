@@ -1,0 +1,79 @@
+"""Reading MLIR files into modules with file:line:col diagnostics, and writing outputs whole."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from iree.compiler import ir
+
+from .errors import SchedcError
+from .pipeline import format_diagnostics
+
+SPLIT_MARKER = "// -----"
+
+
+class ParseError(SchedcError):
+    """The input is not valid MLIR; the message has file:line:col."""
+
+
+def read_source(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    p = Path(path)
+    if not p.exists():
+        raise SchedcError(f"{path}: no such file")
+    if p.is_dir():
+        raise SchedcError(f"{path}: is a directory, expected an .mlir file")
+    try:
+        return p.read_text()
+    except UnicodeDecodeError:
+        raise SchedcError(f"{path}: not a text file (MLIR bytecode is not accepted here)") from None
+
+
+def split_chunks(text: str) -> list[tuple[int, str]]:
+    """Splits at `// -----` lines; each chunk with the 0-based line where it starts."""
+    chunks, start, current = [], 0, []
+    for number, line in enumerate(text.splitlines(keepends=True)):
+        if line.strip() == SPLIT_MARKER:
+            chunks.append((start, "".join(current)))
+            start, current = number + 1, []
+        else:
+            current.append(line)
+    chunks.append((start, "".join(current)))
+    return chunks
+
+
+def parse_module(text: str, source_name: str, context: ir.Context, first_line: int = 0) -> ir.Operation:
+    """Parses a module; errors carry `source_name:line:col` of the original file."""
+    padded = "\n" * first_line + text  # keeps line numbers of a chunk as in its file
+    try:
+        op = ir.Operation.parse(padded, source_name=source_name, context=context)
+    except ir.MLIRError as e:
+        raise ParseError(format_diagnostics(e)) from None
+    op = op.operation
+    if op.name != "builtin.module":
+        raise ParseError(f"{source_name}:{first_line + 1}:1: error: expected a builtin.module, got {op.name}")
+    return op
+
+
+def write_atomically(path: str, data: bytes | str) -> None:
+    """Writes the whole output or nothing: a failed compile leaves no file behind."""
+    if path == "-":
+        if isinstance(data, bytes):
+            sys.stdout.buffer.write(data)
+        else:
+            sys.stdout.write(data)
+        return
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,127 @@
+"""schedc's pass pipeline: parse `a,b{opt=value}` and run the passes on a module."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import typing
+from dataclasses import dataclass
+
+from iree.compiler import ir, passmanager
+
+from .errors import SchedcError
+
+
+class PipelineError(SchedcError):
+    """A pipeline string names an unknown pass or option, or a pass failed on the IR."""
+
+
+@dataclass(frozen=True)
+class PassInvocation:
+    name: str
+    options: object  # the pass's frozen options dataclass
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth < 0:
+                raise PipelineError(f"unbalanced '}}' in pass pipeline '{text}'")
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    if depth != 0:
+        raise PipelineError(f"unbalanced '{{' in pass pipeline '{text}'")
+    parts.append(current)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _convert(value: str, type_, where: str):
+    if type_ is bool:
+        if value.lower() in ("1", "true", "yes", "on"):
+            return True
+        if value.lower() in ("0", "false", "no", "off"):
+            return False
+        raise PipelineError(f"{where}: expected true or false, got '{value}'")
+    if type_ in (int, float):
+        try:
+            return type_(value)
+        except ValueError:
+            raise PipelineError(f"{where}: expected {type_.__name__}, got '{value}'") from None
+    return value
+
+
+def parse_pipeline(text: str, registry) -> list[PassInvocation]:
+    """Parses `a,b{opt=value other=2}` against the registry of passes."""
+    invocations = []
+    for part in _split_top_level(text):
+        name, _, rest = part.partition("{")
+        name = name.strip()
+        if name not in registry:
+            raise PipelineError(
+                f"unknown pass '{name}'; available passes: {', '.join(sorted(registry))}"
+            )
+        info = registry[name]
+        hints = typing.get_type_hints(info.options)
+        fields = {f.name for f in dataclasses.fields(info.options)}
+        values = {}
+        for item in rest.rstrip("}").split():
+            key, eq, value = item.partition("=")
+            field_name = key.replace("-", "_")
+            if not eq or field_name not in fields:
+                valid = ", ".join(sorted(f.replace("_", "-") for f in fields)) or "none"
+                raise PipelineError(f"pass '{name}' has no option '{key}'; its options: {valid}")
+            values[field_name] = _convert(value, hints[field_name], f"{name}{{{key}}}")
+        try:
+            options = info.options(**values)
+        except ValueError as e:  # options validate themselves in __post_init__
+            raise PipelineError(f"pass '{name}': {e}") from None
+        invocations.append(PassInvocation(name, options))
+    return invocations
+
+
+def run_pipeline(module: ir.Operation, invocations: list[PassInvocation], registry, context) -> None:
+    """Runs the passes through MLIR's pass manager (which verifies the IR after each)."""
+    if not invocations:
+        return
+    with module.context:
+        pm = passmanager.PassManager("builtin.module")
+        for invocation in invocations:
+            info = registry[invocation.name]
+
+            def run(op, pass_, info=info, options=invocation.options):
+                info.run(op, pass_, options, context)
+
+            pm.add(run, name=invocation.name)
+        try:
+            pm.run(module)
+        except ir.MLIRError as e:
+            raise PipelineError(format_diagnostics(e)) from None
+
+
+def format_diagnostics(error: ir.MLIRError) -> str:
+    """MLIR diagnostics as `file:line:col: error: message` lines, with their notes."""
+    lines = []
+
+    def add(diag, indent=""):
+        severity = str(diag.severity).split(".")[-1].lower()
+        lines.append(f"{indent}{location_prefix(diag.location)}{severity}: {diag.message}")
+        for note in diag.notes:
+            add(note, indent)
+
+    for diag in error.error_diagnostics:
+        add(diag)
+    return "\n".join(lines) if lines else str(error)
+
+
+def location_prefix(location: ir.Location) -> str:
+    """`file:line:col: ` for a file location (looking inside fused/callsite ones), else ''."""
+    text = str(location)
+    match = re.search(r'"([^"]*)":(\d+):(\d+)', text)
+    return f"{match.group(1)}:{match.group(2)}:{match.group(3)}: " if match else ""

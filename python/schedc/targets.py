@@ -1,0 +1,89 @@
+"""Compilation targets: each is a small frozen description whose IREE flags are returned as data.
+
+The chip lists are the ones IREE 3.13 accepts (each checked by compiling a kernel with it);
+IREE rejects the rest, so schedc rejects them first with the list a user can choose from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import CompileError
+
+CUDA_ARCHS = ("sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "a100", "rtx4090")
+ROCM_ARCHS = (
+    "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1200", "gfx1201",
+    "mi250x", "mi300a", "mi300x", "mi325x", "mi355x", "rx7900xtx",
+)
+VULKAN_TARGETS = (
+    "ampere", "ada", "turing", "pascal", "rdna2", "rdna3", "rdna4", "cdna3", "valhall",
+    "valhall4", "adreno",
+)
+_HOPPER_HINT = (
+    "IREE 3.13 has no sm_90/sm_100 target; compile for sm_80, whose PTX the driver "
+    "JIT-compiles for Hopper and Blackwell"
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A device kind and the chip to generate code for."""
+
+    name: str  # schedc's name: llvm-cpu, cuda, rocm, vulkan
+    device: str  # IREE's HAL target device
+    arch: str
+    runtime_driver: str  # the HAL driver that runs its modules by default
+    executable_format: str  # the format IREE gives this target's executables in a .vmfb
+
+    def iree_flags(self) -> list[str]:
+        flags = [f"--iree-hal-target-device={self.device}"]
+        if self.name == "llvm-cpu":
+            flags += [
+                "--iree-hal-local-target-device-backends=llvm-cpu",
+                f"--iree-llvmcpu-target-cpu={self.arch}",
+            ]
+        elif self.name == "cuda":
+            flags.append(f"--iree-cuda-target={self.arch}")
+        elif self.name == "rocm":
+            flags.append(f"--iree-rocm-target={self.arch}")
+        elif self.name == "vulkan":
+            flags.append(f"--iree-vulkan-target={self.arch}")
+        return flags
+
+
+TARGET_NAMES = ("llvm-cpu", "cuda", "rocm", "vulkan")
+_ALIASES = {"cpu": "llvm-cpu", "host": "llvm-cpu", "hip": "rocm"}
+
+
+def resolve_target(
+    name: str | None = None,
+    *,
+    cuda_arch: str | None = None,
+    rocm_arch: str | None = None,
+    vulkan_target: str | None = None,
+    cpu: str | None = None,
+) -> Target:
+    """Returns the target for a user's choice; an unknown name or chip lists the valid ones."""
+    name = _ALIASES.get(name or "llvm-cpu", name or "llvm-cpu")
+    if name not in TARGET_NAMES:
+        raise CompileError(
+            f"unknown target '{name}'; valid targets: {', '.join(TARGET_NAMES)}"
+        )
+    if name == "llvm-cpu":
+        # IREE validates CPU names itself and lists the accepted ones for the host triple.
+        return Target(name, "local", cpu or "host", "local-task", "embedded-elf")
+    if name == "cuda":
+        arch = _check_arch("--cuda-arch", cuda_arch or "sm_80", CUDA_ARCHS)
+        return Target(name, "cuda", arch, "cuda", "cuda-nvptx-fb")
+    if name == "rocm":
+        arch = _check_arch("--rocm-arch", rocm_arch or "gfx942", ROCM_ARCHS)
+        return Target(name, "hip", arch, "hip", "rocm-hsaco-fb")
+    arch = _check_arch("--vulkan-target", vulkan_target or "ampere", VULKAN_TARGETS)
+    return Target(name, "vulkan", arch, "vulkan", "vulkan-spirv-fb")
+
+
+def _check_arch(option: str, arch: str, valid: tuple[str, ...]) -> str:
+    if arch in valid:
+        return arch
+    hint = f" ({_HOPPER_HINT})" if arch.startswith(("sm_9", "sm_10", "sm_12", "h100", "h200")) else ""
+    raise CompileError(f"unknown {option} '{arch}'{hint}; valid: {', '.join(valid)}")

@@ -1,0 +1,60 @@
+"""schedc-opt: run schedc passes on flow-phase IR and print the result (for lit tests).
+
+    schedc-opt in.mlir --passes=print-kernel-graph,memory-order{strategy=exact} [--split-input-file]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from iree.compiler import ir
+
+from schedc.errors import SchedcError
+from schedc.irio import SPLIT_MARKER, parse_module, read_source, split_chunks, write_atomically
+from schedc.passes import REGISTRY, PassContext
+from schedc.pipeline import parse_pipeline, run_pipeline
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="schedc-opt",
+        description="Run schedc passes on flow-phase MLIR and print the result.",
+        epilog="passes: " + ", ".join(f"{n} ({p.summary})" for n, p in sorted(REGISTRY.items())),
+    )
+    parser.add_argument("input", help="an .mlir file, or - for standard input")
+    parser.add_argument("--passes", default="", help="comma-separated passes: a,b{opt=value}")
+    parser.add_argument("--split-input-file", action="store_true", help=f"treat '{SPLIT_MARKER}' lines as separate inputs")
+    parser.add_argument("-o", "--output", default="-", help="where to write the IR (default: stdout)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    source_name = "<stdin>" if args.input == "-" else args.input
+    try:
+        invocations = parse_pipeline(args.passes, REGISTRY)
+        text = read_source(args.input)
+    except SchedcError as e:
+        print(f"schedc-opt: error: {e}", file=sys.stderr)
+        return 1
+    chunks = split_chunks(text) if args.split_input_file else [(0, text)]
+    outputs, failed = [], False
+    for first_line, chunk in chunks:
+        context = ir.Context()
+        try:
+            module = parse_module(chunk, source_name, context, first_line)
+            run_pipeline(module, invocations, REGISTRY, PassContext(out=sys.stdout))
+        except SchedcError as e:
+            print(e, file=sys.stderr)
+            failed = True
+            continue
+        outputs.append(module.get_asm())
+    if failed:
+        return 1
+    write_atomically(args.output, f"\n{SPLIT_MARKER}\n".join(outputs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
