@@ -41,7 +41,8 @@ def describe(graph: KernelGraph) -> list[str]:
     for node in graph.kernels:
         reads = " ".join(f"b{b}" for b in node.uses) or "-"
         writes = " ".join(f"b{b}" for b in node.defines) or "-"
-        lines.append(f"  kernel {kernel_id[node.index]} @{node.label} reads {reads} writes {writes}")
+        label = f"@{node.label}" if node.op == "flow.dispatch" else node.label
+        lines.append(f"  kernel {kernel_id[node.index]} {label} reads {reads} writes {writes}")
     ranges = graph.live_ranges()
     touched = {b for n in graph.kernels for b in n.uses + n.defines}
     for buffer in graph.buffers:

@@ -30,7 +30,8 @@ def _trim(stderr: str) -> str:
     for line in stderr.splitlines():
         if line.startswith(("Please report issues to", "Stack dump", " #", "Stack dump without")):
             break
-        kept.append(line)
+        if line not in kept:  # IREE repeats some warnings once per executable
+            kept.append(line)
     return "\n".join(kept).strip() or stderr.strip()
 
 

@@ -113,7 +113,9 @@ class Module:
         raise AttributeError(f"module has no function '{name}'; it exports: {', '.join(functions) or 'none'}")
 
     def __getitem__(self, name: str) -> Function:
-        return self.__getattr__(name)
+        if name not in self.functions:
+            raise RuntimeLoadError(f"module has no function '{name}'; it exports: {', '.join(self.functions) or 'none'}")
+        return self.functions[name]
 
 
 def load(path: str, device: str = "local-task") -> Module:

@@ -1,0 +1,21 @@
+// Inputs other than torch: linalg on tensors compiles through the same pipeline.
+// RUN: schedc %s --emit=flow --passes=print-kernel-graph -o %t.flow.mlir | filecheck %s
+// RUN: filecheck %s --check-prefix=FLOW < %t.flow.mlir
+// RUN: schedc %s --passes=print-kernel-graph --dump-phases %t.phases -o %t.vmfb
+// RUN: ls %t.phases | filecheck %s --check-prefix=PHASES
+
+// CHECK: kernel-graph @add_mul{{.*}}: 2 kernels
+// FLOW: util.func public @add_mul
+// FLOW: flow.dispatch
+// PHASES: 1-flow.mlir
+// PHASES: 2-flow-schedc.mlir
+// PHASES: 3-stream.mlir
+// PHASES: 4-module.vmfb
+func.func @add_mul(%a: tensor<256xf32>, %b: tensor<256x256xf32>) -> tensor<256xf32> {
+  %init = tensor.empty() : tensor<256xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<256xf32>) -> tensor<256xf32>
+  %mv = linalg.matvec ins(%b, %a : tensor<256x256xf32>, tensor<256xf32>) outs(%acc : tensor<256xf32>) -> tensor<256xf32>
+  %mv2 = linalg.matvec ins(%b, %mv : tensor<256x256xf32>, tensor<256xf32>) outs(%acc : tensor<256xf32>) -> tensor<256xf32>
+  return %mv2 : tensor<256xf32>
+}

@@ -1,0 +1,19 @@
+"""lit configuration: FileCheck tests of schedc's passes and command-line tools."""
+
+import os
+import shutil
+
+import lit.formats
+
+config.name = "schedc"
+config.test_format = lit.formats.ShTest()
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.excludes = ["python", "lit.cfg.py", "Inputs"]
+config.environment["PATH"] = os.environ.get("PATH", "")
+config.environment["PYTHONWARNINGS"] = "ignore"
+config.substitutions.append(("%examples", os.path.join(os.path.dirname(config.test_source_root), "examples")))
+
+for tool in ("schedc", "schedc-opt", "filecheck"):
+    if shutil.which(tool) is None:
+        lit_config.fatal(f"'{tool}' is not on PATH: install schedc with its test extras first (see README)")
