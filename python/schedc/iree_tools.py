@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+from pathlib import Path
 
 from .errors import CompileError
 
 
 def iree_tool(name: str) -> str:
-    from iree.compiler.tools.binaries import find_tool
+    """Path of an IREE binary: compiler tools from iree-base-compiler, runtime ones beside
+    the runtime's native library in iree-base-runtime."""
+    if name in ("iree-compile", "iree-opt"):
+        from iree.compiler.tools.binaries import find_tool
 
-    return find_tool(name)
+        return find_tool(name)
+    import iree._runtime_libs
+
+    return str(Path(iree._runtime_libs.__file__).parent / name)
 
 
 def run_iree_compile(args: list[str], *, what: str) -> None:
@@ -41,3 +48,15 @@ def dump_module(vmfb_path: str) -> str:
     if result.returncode != 0:
         raise CompileError(f"iree-dump-module failed on {vmfb_path}:\n{result.stderr.strip()}")
     return result.stdout
+
+
+def executable_formats(vmfb_path: str) -> list[str]:
+    """The executable format of each executable in a module (e.g. ['cuda-nvptx-fb'])."""
+    import re
+
+    formats = []
+    for line in dump_module(vmfb_path).splitlines():
+        match = re.search(r"does not support any variant of executable `[^`]*`; available formats: \[([^\]]*)\]", line)
+        if match:
+            formats.append(match.group(1))
+    return formats

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -27,14 +28,14 @@ def _create_config(device: str):
     try:
         return rt.Config(device)
     except (RuntimeError, ValueError) as e:
-        usable = [d for d in drivers if d != driver and _has_device(d)]
+        usable = [d for d in drivers if d != driver and has_device(d)]
         raise RuntimeLoadError(
             f"no '{driver}' device could be created ({_first_line(e)}); "
             f"drivers in this runtime: {', '.join(drivers)}; with a device here: {', '.join(usable) or 'none'}"
         ) from None
 
 
-def _has_device(driver: str) -> bool:
+def has_device(driver: str) -> bool:
     import iree.runtime as rt
 
     if driver.startswith("local"):
@@ -46,8 +47,12 @@ def _has_device(driver: str) -> bool:
 
 
 def _first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__
+    """The informative part of an IREE runtime error (it often wraps the cause)."""
+    while error.__cause__ is not None:
+        error = error.__cause__
+    lines = str(error).strip().splitlines()
+    text = lines[0] if lines else type(error).__name__
+    return text.split(": ", 1)[1] if text.startswith("Error creating driver: ") else text
 
 
 class Function:
@@ -93,9 +98,12 @@ class Module:
         try:
             self._context = rt.SystemContext(vm_modules=[vm_module], config=self._config)
         except (RuntimeError, ValueError) as e:
-            raise RuntimeLoadError(
-                f"{path} cannot run on '{device}' ({_first_line(e)}); was it compiled for another target?"
-            ) from None
+            compiled_for = re.search(r'#hal\.device\.target<"([\w-]+)"', str(e))
+            if compiled_for:
+                raise RuntimeLoadError(
+                    f"{path} was compiled for '{compiled_for.group(1)}' devices and cannot run on '{device}'"
+                ) from None
+            raise RuntimeLoadError(f"{path} cannot run on '{device}' ({_first_line(e)})") from None
         self.function_names = [n.split(".")[-1] for n in vm_module.function_names if not n.startswith("__")]
         self.functions = {n: Function(self, n, None) for n in self.function_names}
 

@@ -11,3 +11,8 @@
 // INPUT: schedc: error: --input=@{{.*}}none.npy: no such file
 // DEVICE: schedc: error: unknown device 'tpu'; drivers in this IREE runtime: cuda, hip, local-sync, local-task, vulkan
 // MODULE: schedc: error: {{.*}}missing.vmfb: no such file
+
+// A module built for a GPU, loaded on the CPU, says which devices it needs.
+// RUN: schedc %S/Inputs/bad-op.mlir --target=vulkan -o %t.vulkan.vmfb
+// RUN: not schedc run %t.vulkan.vmfb --function=f --input=4xf32=1 2>&1 | filecheck %s --check-prefix=WRONG
+// WRONG: schedc: error: {{.*}}vulkan.vmfb was compiled for 'vulkan' devices and cannot run on 'local-task'

@@ -1,0 +1,43 @@
+"""Shared fixtures: the example models, imported and compiled once per test session."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load_examples():
+    spec = importlib.util.spec_from_file_location("schedc_examples", ROOT / "examples" / "models.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["schedc_examples"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+EXAMPLES = _load_examples()
+
+
+@pytest.fixture(scope="session")
+def examples():
+    return EXAMPLES
+
+
+@pytest.fixture(scope="session")
+def imported(examples):
+    """name -> (model, example_args, torch-dialect MLIR text), imported once."""
+    import schedc
+
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            model, args = examples.FACTORIES[name]()
+            cache[name] = (model, args, schedc.import_torch(model, *args))
+        return cache[name]
+
+    return get

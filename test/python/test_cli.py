@@ -1,0 +1,58 @@
+"""The command-line tools as a user meets them: import, compile, run, and their errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+
+def schedc(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "schedc.tools.schedc", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+
+
+def test_import_compile_run(tmp_path):
+    mlir = tmp_path / "mlp.mlir"
+    result = schedc("import", ROOT / "examples" / "models.py:mlp", "-o", mlir, "--save-inputs")
+    assert result.returncode == 0, result.stderr
+    assert "torch.vtensor" in mlir.read_text()
+    assert (tmp_path / "mlp.arg0.npy").exists()
+    result = schedc(mlir, "-o", tmp_path / "mlp.vmfb")
+    assert result.returncode == 0, result.stderr
+    result = schedc("run", tmp_path / "mlp.vmfb", "--function=forward", f"--input=@{tmp_path / 'mlp.arg0.npy'}")
+    assert result.returncode == 0, result.stderr
+    assert "result[0]: 8x16xfloat32" in result.stdout
+
+
+def test_default_output_name_is_the_input_stem(tmp_path):
+    (tmp_path / "tiny.mlir").write_text((ROOT / "test" / "cli" / "Inputs" / "bad-op.mlir").read_text())
+    result = schedc("tiny.mlir", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "tiny.vmfb").stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    "factory_source, expected",
+    [
+        ("def make():\n    return 1 / 0\n", "factory.py:2: error: ZeroDivisionError"),
+        ("def make(:\n", "factory.py:1:"),
+        ("def other():\n    pass\n", "has no function 'make'"),
+        ("def make():\n    return 3\n", "must return (model, example_inputs)"),
+    ],
+)
+def test_import_errors_point_at_the_users_file(tmp_path, factory_source, expected):
+    (tmp_path / "factory.py").write_text(factory_source)
+    out = tmp_path / "out.mlir"
+    result = schedc("import", f"{tmp_path / 'factory.py'}:make", "-o", out)
+    assert result.returncode == 1
+    assert expected in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not out.exists()
+
+
+def test_import_needs_a_factory_name(tmp_path):
+    result = schedc("import", "models.py", "-o", tmp_path / "x.mlir")
+    assert result.returncode == 1 and "expected path/to/file.py:factory" in result.stderr

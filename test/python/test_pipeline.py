@@ -1,0 +1,49 @@
+"""Parsing `a,b{opt=value}` pipelines against the pass registry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from schedc.passes import REGISTRY, PassInfo
+from schedc.pipeline import PipelineError, parse_pipeline
+
+
+@dataclass(frozen=True)
+class Options:
+    strategy: str = "auto"
+    limit: int = 10
+    strict: bool = False
+
+
+FAKE = {"p": PassInfo("p", "a pass", run=lambda *a: None, options=Options), **REGISTRY}
+
+
+def test_options_are_typed():
+    (inv,) = parse_pipeline("p{strategy=exact limit=3 strict=true}", FAKE)
+    assert inv.options == Options("exact", 3, True)
+
+
+def test_several_passes_keep_their_order():
+    names = [i.name for i in parse_pipeline("print-kernel-graph, p{limit=1},print-kernel-graph", FAKE)]
+    assert names == ["print-kernel-graph", "p", "print-kernel-graph"]
+
+
+def test_empty_pipeline_is_no_passes():
+    assert parse_pipeline("", FAKE) == []
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("nope", "unknown pass 'nope'; available passes: p, print-kernel-graph"),
+        ("p{depth=1}", "pass 'p' has no option 'depth'; its options: limit, strategy, strict"),
+        ("p{limit=many}", "expected int, got 'many'"),
+        ("p{strict=maybe}", "expected true or false"),
+        ("p{limit=1", "unbalanced '{'"),
+    ],
+)
+def test_errors_say_what_is_valid(text, message):
+    with pytest.raises(PipelineError, match=message.replace("(", r"\(").replace("{", r"\{")):
+        parse_pipeline(text, FAKE)
