@@ -4,13 +4,25 @@
     vmfb = schedc.compile(mlir, target="llvm-cpu")      # IREE + schedc's passes
     module = schedc.load("model.vmfb", device="local-task")
     y = module.forward(x)
+
+The compiler half (`compile`, `import_torch`) loads IREE's compiler and torch-mlir on first use,
+so a machine with only iree-base-runtime can still `load` and run modules.
 """
 
-from .driver import compile
 from .errors import CompileError, RuntimeLoadError, SchedcError
-from .frontend import import_torch, load_factory
 from .runtime import load
 from .targets import TARGET_NAMES, resolve_target
+
+_LAZY = {"compile": "driver", "import_torch": "frontend", "load_factory": "frontend"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'schedc' has no attribute '{name}'")
+
 
 __all__ = [
     "CompileError",
