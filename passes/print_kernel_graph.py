@@ -43,7 +43,8 @@ def describe(graph: KernelGraph) -> list[str]:
         writes = " ".join(f"b{b}" for b in node.defines) or "-"
         label = f"@{node.label}" if node.op == "flow.dispatch" else node.label
         lines.append(f"  kernel {kernel_id[node.index]} {label} reads {reads} writes {writes}")
-    ranges = graph.live_ranges()
+    order = graph.program_order()
+    ranges = graph.live_ranges(order)
     touched = {b for n in graph.kernels for b in n.uses + n.defines}
     for buffer in graph.buffers:
         if buffer.id not in touched:
@@ -51,14 +52,14 @@ def describe(graph: KernelGraph) -> list[str]:
         line = f"  tensor b{buffer.id} {buffer.type} {format_size(buffer.size)} {buffer.kind}"
         if buffer.id in ranges:
             first, last = ranges[buffer.id]
-            line += f" live {name(first)}..{name(last)}"
+            line += f" live {name(order[first])}..{name(order[last])}"
         lines.append(line)
     for before, after in kernel_edges:
         lines.append(f"  edge {kernel_id[before]} -> {kernel_id[after]}")
-    live = graph.live_bytes()
+    live = graph.live_bytes(order)
     if live and max(live) > 0:
         step = live.index(max(live))
-        lines.append(f"  peak {max(live)} B at {name(step)} (program order)")
+        lines.append(f"  peak {max(live)} B at {name(order[step])} (program order)")
     else:
         lines.append("  peak 0 B (program order)")
     if graph.has_dynamic_sizes:

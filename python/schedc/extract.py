@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from .graph import Buffer, KernelGraph, Node
+from .graph import Buffer, KernelGraph, Node, repaired_program_order
 
 # Ops whose results are views of an operand's buffer: result i aliases operand ALIAS_OPERAND.
 _VIEW_OPS = {"flow.tensor.reshape": 0, "flow.tensor.bitcast": 0}
@@ -136,20 +136,82 @@ class _UnionFind:
             self.parent[rb] = ra
 
 
+def _is_pinned(op: ir.Operation) -> bool:
+    """Ops with side effects keep their order relative to each other."""
+    if op.name == "util.global.load":
+        return "is_immutable" not in op.attributes  # a mutable global may be stored to
+    if op.name == "flow.tensor.trace":
+        return True
+    return not (is_kernel_op(op) or op.name.startswith(_PURE_PREFIXES))
+
+
+def _single_user(value: ir.Value):
+    uses = list(value.uses)
+    return uses[0].owner.operation if len(uses) == 1 else None
+
+
+def _emplaceable_update(op: ir.Operation, result_index: int):
+    """The `flow.tensor.update` IREE writes this dispatch result into, if any.
+
+    IREE's stream phase (EmplaceAllocations) makes a dispatch write its result straight into
+    the target of the update that is the result's only user (views between them vanish in
+    the stream phase), when the result is not already tied, and moves the target's producer
+    before the dispatch. Concatenations of branch outputs become one buffer that way.
+    """
+    if len(op.results) != 1 or _tied_operand(op, result_index) is not None:
+        return None
+    value = op.results[result_index]
+    while True:
+        user = _single_user(value)
+        if user is None:
+            return None
+        if user.name in _VIEW_OPS:
+            value = user.results[0]
+            continue
+        if user.name == "flow.tensor.update" and user.operands[_named_operand_index(user, "update")] == value:
+            return user
+        return None
+
+
+def _reaches(succs: dict, start: int, goal: int) -> bool:
+    stack, seen = [start], set()
+    while stack:
+        n = stack.pop()
+        if n == goal:
+            return True
+        if n not in seen:
+            seen.add(n)
+            stack.extend(succs.get(n, ()))
+    return False
+
+
 def build_kernel_graph(func: ir.Operation) -> KernelGraph:
     """Analyses one function body (see `schedc.graph` for the model)."""
     ops = body_ops(func)
-    terminator = func.regions[0].blocks[0].operations[len(ops)].operation
+    block = func.regions[0].blocks[0]
+    terminator = block.operations[len(ops)].operation
     producer: dict = {}  # value -> node index
     for i, op in enumerate(ops):
         for result in op.results:
             producer[result] = i
 
-    # 1. Group tensor values into buffers.
+    # 1. Dependences: SSA uses (also from nested regions) and the order of side effects.
+    operands_of = [list(op.operands) + _region_operands(op) for op in ops]
+    edges: set[tuple[int, int]] = set()
+    last_pinned: int | None = None
+    for i, op in enumerate(ops):
+        for operand in operands_of[i]:
+            if operand in producer and producer[operand] != i:
+                edges.add((producer[operand], i))
+        if _is_pinned(op):
+            if last_pinned is not None:
+                edges.add((last_pinned, i))
+            last_pinned = i
+
+    # 2. Group tensor values into buffers.
     aliases = _UnionFind()
-    external_kind: dict = {}  # root value -> kind, filled after unions
     external_values: list[tuple[ir.Value, str]] = []
-    for arg in func.regions[0].blocks[0].arguments:
+    for arg in block.arguments:
         if is_tensor(arg):
             external_values.append((arg, "argument"))
     for op in ops:
@@ -173,16 +235,35 @@ def build_kernel_graph(func: ir.Operation) -> KernelGraph:
         elif not is_kernel_op(op):
             kind = _EXTERNAL_RESULT_OPS.get(op.name, "external")
             external_values.extend((r, kind) for r in tensor_results)
-        for operand in op.operands:
-            if is_tensor(operand) and op.name in _RESULT_SINKS:
-                external_values.append((operand, "result"))
-    for operand in terminator.operands:
-        if is_tensor(operand):
-            external_values.append((operand, "result"))
+        if op.name in _RESULT_SINKS:
+            external_values.extend((v, "result") for v in op.operands if is_tensor(v))
+    external_values.extend((v, "result") for v in terminator.operands if is_tensor(v))
+
+    # 3. In-place writes IREE makes of dispatch results into update targets (see above); each
+    #    adds the dependence IREE adds: the target's producer runs before the dispatch.
+    succs: dict = {}
+    for before, after in edges:
+        succs.setdefault(before, []).append(after)
+    for i, op in enumerate(ops):
+        if op.name != "flow.dispatch":
+            continue
+        update = _emplaceable_update(op, 0)
+        if update is None:
+            continue
+        target = update.operands[_named_operand_index(update, "target")]
+        target_producer = producer.get(target)
+        if target_producer is not None and target_producer != i:
+            if _reaches(succs, i, target_producer):
+                continue  # the target needs this dispatch first: IREE cannot move it either
+            edges.add((target_producer, i))
+            succs.setdefault(target_producer, []).append(i)
+        aliases.union(target, op.results[0])
+
+    external_kind: dict = {}
     for value, kind in external_values:
         external_kind.setdefault(aliases.find(value), kind)
 
-    # 2. Number the buffers in order of first definition.
+    # 4. Number the buffers in order of first definition, and make the nodes.
     buffer_of: dict = {}  # root value -> buffer id
     buffers: list[Buffer] = []
 
@@ -194,35 +275,27 @@ def build_kernel_graph(func: ir.Operation) -> KernelGraph:
             buffers.append(Buffer(len(buffers), tensor_bytes(root.type), str(root.type), kind))
         return buffer_of[root]
 
-    for arg in func.regions[0].blocks[0].arguments:
+    for arg in block.arguments:
         if is_tensor(arg):
             buffer_for(arg)
-
-    # 3. Nodes and edges.
+    # A buffer is defined by the first node that makes one of its values, in the order IREE
+    # runs them (program order, with emplaced targets' producers moved up).
+    definer: dict[int, int] = {}
+    for i in repaired_program_order(len(ops), edges):
+        for result in ops[i].results:
+            if is_tensor(result):
+                definer.setdefault(buffer_for(result), i)
     nodes: list[Node] = []
-    edges: set[tuple[int, int]] = set()
-    last_pinned: int | None = None
     for i, op in enumerate(ops):
-        operands = list(op.operands) + _region_operands(op)
-        uses = []
-        for operand in operands:
-            if operand in producer and producer[operand] != i:
-                edges.add((producer[operand], i))
-            if is_tensor(operand):
-                uses.append(buffer_for(operand))
+        uses = [buffer_for(v) for v in operands_of[i] if is_tensor(v)]
         defines = []
         for result in op.results:
-            if not is_tensor(result):
-                continue
-            b = buffer_for(result)
-            if b in uses:
-                continue  # a view or in-place result: the buffer already exists
-            defines.append(b)
-        pinned = not (is_kernel_op(op) or op.name.startswith(_PURE_PREFIXES))
-        if pinned:
-            if last_pinned is not None:
-                edges.add((last_pinned, i))
-            last_pinned = i
+            if is_tensor(result):
+                b = buffer_for(result)
+                if definer[b] == i:
+                    defines.append(b)
+                elif b not in uses:
+                    uses.append(b)  # writes into a buffer made earlier (emplaced result)
         label = dispatch_label(op) if op.name == "flow.dispatch" else op.name
         nodes.append(
             Node(
@@ -231,8 +304,8 @@ def build_kernel_graph(func: ir.Operation) -> KernelGraph:
                 label=label,
                 is_kernel=is_kernel_op(op),
                 defines=tuple(dict.fromkeys(defines)),
-                uses=tuple(dict.fromkeys(uses)),
-                pinned=pinned,
+                uses=tuple(b for b in dict.fromkeys(uses) if b not in defines),
+                pinned=_is_pinned(op),
                 location=str(op.location),
             )
         )

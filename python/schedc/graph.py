@@ -98,9 +98,14 @@ class KernelGraph:
         position = {n: i for i, n in enumerate(order)}
         return all(position[a] < position[b] for a, b in self.edges)
 
+    def program_order(self) -> list[int]:
+        """The order IREE runs the nodes in when schedc changes nothing (see
+        `repaired_program_order`)."""
+        return repaired_program_order(len(self.nodes), self.edges)
+
     def live_ranges(self, order: list[int] | None = None) -> dict[int, tuple[int, int]]:
         """Each transient buffer's [first, last] step in `order` (program order by default)."""
-        order = list(range(len(self.nodes))) if order is None else order
+        order = self.program_order() if order is None else order
         ranges: dict[int, tuple[int, int]] = {}
         transient = {b.id for b in self.buffers if b.transient}
         for step, n in enumerate(order):
@@ -114,7 +119,7 @@ class KernelGraph:
 
     def live_bytes(self, order: list[int] | None = None) -> list[int]:
         """Transient bytes alive at each step of `order`; dynamic sizes count as 0."""
-        order = list(range(len(self.nodes))) if order is None else order
+        order = self.program_order() if order is None else order
         delta = [0] * (len(order) + 1)
         for b, (first, last) in self.live_ranges(order).items():
             size = self.buffers[b].size or 0
@@ -132,3 +137,35 @@ class KernelGraph:
     @property
     def has_dynamic_sizes(self) -> bool:
         return any(b.size is None for b in self.buffers if b.transient)
+
+
+def repaired_program_order(count: int, edges) -> list[int]:
+    """Program order, with each node's missing predecessors moved up to just before it.
+
+    Program order is topological for SSA, but the dependences IREE adds when it writes a
+    result in place (see `schedc.extract`) can point backwards; IREE then moves the producer up
+    just before its first new user, and so does this.
+    """
+    preds: list[list[int]] = [[] for _ in range(count)]
+    for before, after in edges:
+        preds[after].append(before)
+    placed = [False] * count
+    order: list[int] = []
+    for root in range(count):
+        stack = [(root, iter(sorted(preds[root])))]
+        while stack:
+            node, pending = stack[-1]
+            if placed[node]:
+                stack.pop()
+                continue
+            advanced = False
+            for p in pending:
+                if not placed[p]:
+                    stack.append((p, iter(sorted(preds[p]))))
+                    advanced = True
+                    break
+            if not advanced:
+                stack.pop()
+                placed[node] = True
+                order.append(node)
+    return order

@@ -39,18 +39,20 @@ util.func public @interleaved_branches(%arg0: tensor<64xf32>) -> tensor<64xf32> 
 
 // -----
 
-// A reshape is a view of its source, and an update writes into its target in place: both
-// share one buffer, alive until the last use of any of its values.
+// A reshape is a view of its source, and an update writes into its target in place. As in
+// IREE's stream phase, a dispatch whose only user is an update (through views) writes straight
+// into the update's target: one buffer, and the target's producer must run first (k0 -> k1).
 
-// CHECK-LABEL: kernel-graph @aliases: 5 kernels, 4 edges, 1 transient tensors (64 B)
+// CHECK-LABEL: kernel-graph @emplaced: 5 kernels, 5 edges, 0 transient tensors (0 B)
 //  CHECK-NEXT:   kernel k0 @fill reads b0 writes b1
-//  CHECK-NEXT:   kernel k1 @small reads b0 writes b2
-//  CHECK-NEXT:   kernel k2 flow.tensor.reshape reads b2 writes -
-//  CHECK-NEXT:   kernel k3 flow.tensor.update reads b1 b2 writes -
+//  CHECK-NEXT:   kernel k1 @small reads b0 b1 writes -
+//  CHECK-NEXT:   kernel k2 flow.tensor.reshape reads b1 writes -
+//  CHECK-NEXT:   kernel k3 flow.tensor.update reads b1 writes -
 //  CHECK-NEXT:   kernel k4 flow.tensor.reshape reads b1 writes -
-//       CHECK:   tensor b1 tensor<4x16xf32> 256 B result
-//  CHECK-NEXT:   tensor b2 tensor<16xf32> 64 B transient live k1..k3
-util.func public @aliases(%arg0: tensor<16xf32>) -> tensor<64xf32> {
+//  CHECK-NEXT:   tensor b0 tensor<16xf32> 64 B argument
+//  CHECK-NEXT:   tensor b1 tensor<4x16xf32> 256 B result
+//  CHECK-NEXT:   edge k0 -> k1
+util.func public @emplaced(%arg0: tensor<16xf32>) -> tensor<64xf32> {
   %c0 = arith.constant 0 : index
   %big = flow.dispatch @ex::@fill(%arg0) : (tensor<16xf32>) -> tensor<4x16xf32>
   %small = flow.dispatch @ex::@small(%arg0) : (tensor<16xf32>) -> tensor<16xf32>
@@ -58,6 +60,28 @@ util.func public @aliases(%arg0: tensor<16xf32>) -> tensor<64xf32> {
   %updated = flow.tensor.update %row, %big[%c0, %c0] : tensor<1x16xf32> -> %big as tensor<4x16xf32>
   %flat = flow.tensor.reshape %updated : tensor<4x16xf32> -> tensor<64xf32>
   util.return %flat : tensor<64xf32>
+}
+
+// -----
+
+// The update's source has a second user, so IREE cannot write it in place: it stays a
+// transient of its own, alive until its last use.
+
+// CHECK-LABEL: kernel-graph @not_emplaced: 4 kernels, 3 edges, 1 transient tensors (64 B)
+//  CHECK-NEXT:   kernel k0 @fill reads b0 writes b1
+//  CHECK-NEXT:   kernel k1 @small reads b0 writes b2
+//  CHECK-NEXT:   kernel k2 flow.tensor.update reads b1 b2 writes -
+//  CHECK-NEXT:   kernel k3 @sum reads b2 writes b3
+//  CHECK-NEXT:   tensor b0 tensor<16xf32> 64 B argument
+//  CHECK-NEXT:   tensor b1 tensor<64xf32> 256 B result
+//  CHECK-NEXT:   tensor b2 tensor<16xf32> 64 B transient live k1..k3
+util.func public @not_emplaced(%arg0: tensor<16xf32>) -> (tensor<64xf32>, tensor<f32>) {
+  %c0 = arith.constant 0 : index
+  %big = flow.dispatch @ex::@fill(%arg0) : (tensor<16xf32>) -> tensor<64xf32>
+  %small = flow.dispatch @ex::@small(%arg0) : (tensor<16xf32>) -> tensor<16xf32>
+  %updated = flow.tensor.update %small, %big[%c0] : tensor<16xf32> -> %big as tensor<64xf32>
+  %sum = flow.dispatch @ex::@sum(%small) : (tensor<16xf32>) -> tensor<f32>
+  util.return %updated, %sum : tensor<64xf32>, tensor<f32>
 }
 
 // -----
