@@ -6,11 +6,12 @@ Each pass module defines `PASS`, a `PassInfo`; `REGISTRY` maps kebab-case names 
 from __future__ import annotations
 
 from ._base import PassContext, PassInfo
+from .memory_order import PASS as MEMORY_ORDER
 from .print_kernel_graph import PASS as PRINT_KERNEL_GRAPH
 
-REGISTRY: dict[str, PassInfo] = {p.name: p for p in (PRINT_KERNEL_GRAPH,)}
+REGISTRY: dict[str, PassInfo] = {p.name: p for p in (PRINT_KERNEL_GRAPH, MEMORY_ORDER)}
 
 # What `schedc` runs when the user names no pipeline.
-DEFAULT_PIPELINE = ""
+DEFAULT_PIPELINE = "memory-order"
 
 __all__ = ["DEFAULT_PIPELINE", "REGISTRY", "PassContext", "PassInfo"]

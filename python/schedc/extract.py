@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from iree.compiler import ir
 
 from .graph import Buffer, KernelGraph, Node, repaired_program_order
@@ -21,6 +23,8 @@ _EXTERNAL_RESULT_OPS = {
 }
 # Ops whose tensor operands leave the function: their buffers are results, not transients.
 _RESULT_SINKS = {"util.return", "func.return", "hal.tensor.export"}
+# Ops that make a fresh tensor from nothing: IREE clones them for each in-place writer.
+_FILL_OPS = {"flow.tensor.splat", "flow.tensor.empty"}
 _PURE_PREFIXES = ("arith.", "flow.", "util.global.load", "util.null")
 
 
@@ -158,7 +162,7 @@ def _emplaceable_update(op: ir.Operation, result_index: int):
     the stream phase), when the result is not already tied, and moves the target's producer
     before the dispatch. Concatenations of branch outputs become one buffer that way.
     """
-    if len(op.results) != 1 or _tied_operand(op, result_index) is not None:
+    if _tied_operand(op, result_index) is not None:
         return None
     value = op.results[result_index]
     while True:
@@ -210,6 +214,20 @@ def build_kernel_graph(func: ir.Operation) -> KernelGraph:
 
     # 2. Group tensor values into buffers.
     aliases = _UnionFind()
+    index_of = {op: i for i, op in enumerate(ops)}
+    cloned_fills: set = set()  # (node, fill value) pairs IREE turns into a fill of its own
+
+    def write_in_place(op: ir.Operation, target: ir.Value) -> bool:
+        """Whether IREE writes `op`'s result into `target`'s buffer (copy-on-write otherwise).
+
+        A target with other users is copied first; a shared fill (splat, empty) is instead
+        cloned for each writer, just before it, so the writer does not read the shared one.
+        """
+        if len(list(target.uses)) == 1:
+            return True
+        if target in producer and ops[producer[target]].name in _FILL_OPS:
+            cloned_fills.add((index_of[op], target))
+        return False
     external_values: list[tuple[ir.Value, str]] = []
     for arg in block.arguments:
         if is_tensor(arg):
@@ -221,8 +239,9 @@ def build_kernel_graph(func: ir.Operation) -> KernelGraph:
                 aliases.union(op.operands[_VIEW_OPS[op.name]], r)
         elif op.name in _IN_PLACE_OPS:
             target = op.operands[_named_operand_index(op, _IN_PLACE_OPS[op.name])]
-            for r in tensor_results:
-                aliases.union(target, r)
+            if write_in_place(op, target):
+                for r in tensor_results:
+                    aliases.union(target, r)
         elif op.name in _PASS_THROUGH_OPS:
             for operand, r in zip(op.operands, op.results):
                 if is_tensor(r):
@@ -230,8 +249,11 @@ def build_kernel_graph(func: ir.Operation) -> KernelGraph:
         elif op.name == "flow.dispatch":
             for i, r in enumerate(op.results):
                 tied = _tied_operand(op, i)
-                if tied is not None:
-                    aliases.union(op.operands[tied], r)
+                if tied is None:
+                    continue
+                source = op.operands[tied]
+                if write_in_place(op, source):
+                    aliases.union(source, r)
         elif not is_kernel_op(op):
             kind = _EXTERNAL_RESULT_OPS.get(op.name, "external")
             external_values.extend((r, kind) for r in tensor_results)
@@ -247,17 +269,20 @@ def build_kernel_graph(func: ir.Operation) -> KernelGraph:
     for i, op in enumerate(ops):
         if op.name != "flow.dispatch":
             continue
-        update = _emplaceable_update(op, 0)
-        if update is None:
-            continue
-        target = update.operands[_named_operand_index(update, "target")]
-        target_producer = producer.get(target)
-        if target_producer is not None and target_producer != i:
-            if _reaches(succs, i, target_producer):
-                continue  # the target needs this dispatch first: IREE cannot move it either
-            edges.add((target_producer, i))
-            succs.setdefault(target_producer, []).append(i)
-        aliases.union(target, op.results[0])
+        for result_index in range(len(op.results)):  # IREE stops at the first it cannot place
+            update = _emplaceable_update(op, result_index)
+            if update is None:
+                break
+            target = update.operands[_named_operand_index(update, "target")]
+            target_producer = producer.get(target)
+            if (index_of[update], target) in cloned_fills:
+                target_producer = None  # a fill of its own, made where it is needed
+            if target_producer is not None and target_producer != i:
+                if _reaches(succs, i, target_producer):
+                    break  # the target needs this dispatch first: IREE cannot move it either
+                edges.add((target_producer, i))
+                succs.setdefault(target_producer, []).append(i)
+            aliases.union(update.results[0], op.results[result_index])
 
     external_kind: dict = {}
     for value, kind in external_values:
@@ -285,9 +310,18 @@ def build_kernel_graph(func: ir.Operation) -> KernelGraph:
         for result in ops[i].results:
             if is_tensor(result):
                 definer.setdefault(buffer_for(result), i)
+    used: set[int] = set()
+    node_uses: list[list[int]] = []
+    for i, op in enumerate(ops):
+        uses = [buffer_for(v) for v in operands_of[i] if is_tensor(v) and (i, v) not in cloned_fills]
+        node_uses.append(uses)
+        used.update(uses)
+    for b, i in definer.items():
+        if b not in used and ops[i].name in _FILL_OPS and buffers[b].kind == "transient":
+            buffers[b] = replace(buffers[b], kind="elided")  # every writer got its own fill
     nodes: list[Node] = []
     for i, op in enumerate(ops):
-        uses = [buffer_for(v) for v in operands_of[i] if is_tensor(v)]
+        uses = node_uses[i]
         defines = []
         for result in op.results:
             if is_tensor(result):

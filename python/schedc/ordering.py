@@ -1,0 +1,376 @@
+"""Memory-aware topological orders of a kernel graph: pure Python over plain data.
+
+Every strategy returns a topological order of all the graph's nodes; `best_order` runs them and
+keeps the lowest estimated peak, never worse than program order.
+
+The memory model is `KernelGraph.live_bytes`: while a node runs, the transients it defines and
+every transient defined earlier that still has a user to come are alive. Nodes that define no
+transient ("free" nodes: views, in-place updates, result producers, imports) never raise the
+live bytes when they run, and running them as soon as they are ready only ends lifetimes
+sooner, so every strategy below except program order runs them eagerly. That also keeps the
+exact search small: its states are the sets of scheduled nodes that allocate.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from dataclasses import dataclass, field
+
+from .graph import KernelGraph
+
+STRATEGIES = ("program", "dfs", "bfs", "greedy", "xla", "exact", "beam")
+
+
+@dataclass(frozen=True)
+class MemoryProblem:
+    """A kernel graph reduced to what ordering needs."""
+
+    count: int
+    preds: tuple[tuple[int, ...], ...]
+    succs: tuple[tuple[int, ...], ...]
+    alloc: tuple[int, ...]  # bytes each node allocates
+    defines: tuple[tuple[int, ...], ...]  # transient buffers each node defines
+    uses: tuple[tuple[int, ...], ...]  # transient buffers each node reads or writes in place
+    size: dict  # buffer -> bytes
+    users: dict  # buffer -> number of nodes that use it (the definer excluded)
+    program: tuple[int, ...]
+
+    @staticmethod
+    def from_graph(graph: KernelGraph) -> "MemoryProblem":
+        transient = {b.id: (b.size or 0) for b in graph.buffers if b.transient}
+        defines = tuple(tuple(b for b in n.defines if b in transient) for n in graph.nodes)
+        uses = tuple(tuple(b for b in n.uses if b in transient) for n in graph.nodes)
+        users: dict[int, int] = {b: 0 for b in transient}
+        for node_uses in uses:
+            for b in node_uses:
+                users[b] += 1
+        return MemoryProblem(
+            count=len(graph.nodes),
+            preds=tuple(tuple(p) for p in graph.predecessors()),
+            succs=tuple(tuple(s) for s in graph.successors()),
+            alloc=tuple(sum(transient[b] for b in d) for d in defines),
+            defines=defines,
+            uses=uses,
+            size=transient,
+            users=users,
+            program=tuple(graph.program_order()),
+        )
+
+    def peak(self, order) -> int:
+        state = _State(self)
+        for v in order:
+            state.run(v)
+        return state.peak
+
+
+class _State:
+    """Runs nodes one at a time, tracking live bytes, the peak, and which nodes are ready."""
+
+    def __init__(self, problem: MemoryProblem):
+        self.p = problem
+        self.remaining = dict(problem.users)
+        self.waiting = [len(ps) for ps in problem.preds]
+        self.ready = {v for v in range(problem.count) if self.waiting[v] == 0}
+        self.live = 0
+        self.peak = 0
+        self.order: list[int] = []
+
+    def freed_by(self, v: int) -> int:
+        """Bytes that running `v` frees (buffers whose last user it is)."""
+        p = self.p
+        freed = sum(p.size[b] for b in p.uses[v] if self.remaining[b] == 1)
+        return freed + sum(p.size[b] for b in p.defines[v] if p.users[b] == 0)
+
+    def run(self, v: int) -> None:
+        p = self.p
+        step = self.live + p.alloc[v]
+        self.peak = max(self.peak, step)
+        freed = 0
+        for b in p.uses[v]:
+            self.remaining[b] -= 1
+            if self.remaining[b] == 0:
+                freed += p.size[b]
+        for b in p.defines[v]:
+            if p.users[b] == 0:
+                freed += p.size[b]
+        self.live = step - freed
+        self.ready.discard(v)
+        self.order.append(v)
+        for s in p.succs[v]:
+            self.waiting[s] -= 1
+            if self.waiting[s] == 0:
+                self.ready.add(s)
+
+    def run_free_nodes(self) -> None:
+        while True:
+            free = [v for v in self.ready if self.p.alloc[v] == 0]
+            if not free:
+                return
+            for v in sorted(free):
+                self.run(v)
+
+
+def _list_schedule(problem: MemoryProblem, choose) -> list[int]:
+    """Runs free nodes eagerly, and otherwise the ready node `choose(state)` picks."""
+    state = _State(problem)
+    while len(state.order) < problem.count:
+        state.run_free_nodes()
+        if state.ready:
+            state.run(choose(state))
+    return state.order
+
+
+def program_order(problem: MemoryProblem) -> list[int]:
+    return list(problem.program)
+
+
+def depth_first(problem: MemoryProblem) -> list[int]:
+    """Follows the most recently readied node: finishes one branch before starting the next."""
+    readied: dict[int, int] = {}
+    clock = [0]
+
+    def choose(state: _State) -> int:
+        for v in state.ready:
+            if v not in readied:
+                clock[0] += 1
+                readied[v] = clock[0] * problem.count + (problem.count - v)  # later first, then lower index
+        return max(state.ready, key=lambda v: readied[v])
+
+    return _list_schedule(problem, choose)
+
+
+def breadth_first(problem: MemoryProblem) -> list[int]:
+    """Runs nodes in the order they became ready: level by level."""
+    readied: dict[int, int] = {}
+    clock = [0]
+
+    def choose(state: _State) -> int:
+        for v in sorted(state.ready):
+            if v not in readied:
+                clock[0] += 1
+                readied[v] = clock[0]
+        return min(state.ready, key=lambda v: readied[v])
+
+    return _list_schedule(problem, choose)
+
+
+def greedy_peak(problem: MemoryProblem) -> list[int]:
+    """TorchInductor's greedy: the ready node that least raises the running peak, then the one
+    that frees most."""
+
+    def choose(state: _State) -> int:
+        return min(
+            state.ready,
+            key=lambda v: (max(0, state.live + problem.alloc[v] - state.peak), -state.freed_by(v), v),
+        )
+
+    return _list_schedule(problem, choose)
+
+
+def xla_list(problem: MemoryProblem) -> list[int]:
+    """XLA's list scheduler: the ready node with the most bytes freed minus bytes defined."""
+
+    def choose(state: _State) -> int:
+        return min(state.ready, key=lambda v: (problem.alloc[v] - state.freed_by(v), v))
+
+    return _list_schedule(problem, choose)
+
+
+# -- search over sets of scheduled nodes (Serenity's dynamic programming) ----------------------
+
+
+@dataclass
+class _Node:
+    """A search state: which nodes ran (bitmask), live bytes now, and the peak so far."""
+
+    mask: int
+    live: int
+    peak: int
+    ready: frozenset
+    parent: "_Node | None" = field(default=None, repr=False)
+    ran: tuple[int, ...] = ()  # the nodes this state added to its parent's
+
+    def order(self) -> list[int]:
+        chunks, node = [], self
+        while node is not None:
+            chunks.append(node.ran)
+            node = node.parent
+        return [v for chunk in reversed(chunks) for v in chunk]
+
+
+class _Search:
+    def __init__(self, problem: MemoryProblem):
+        self.p = problem
+        self.pred_mask = [sum(1 << u for u in ps) for ps in problem.preds]
+        user_mask: dict[int, int] = {b: 0 for b in problem.size}
+        for v, vs in enumerate(problem.uses):
+            for b in vs:
+                user_mask[b] |= 1 << v
+        self.user_mask = user_mask
+
+    def start(self) -> _Node:
+        ready = frozenset(v for v in range(self.p.count) if not self.p.preds[v])
+        return self._close(_Node(0, 0, 0, ready))
+
+    def expand(self, state: _Node, v: int) -> _Node:
+        p = self.p
+        mask = state.mask | (1 << v)
+        step = state.live + p.alloc[v]
+        freed = sum(p.size[b] for b in p.uses[v] if self.user_mask[b] & ~mask == 0)
+        freed += sum(p.size[b] for b in p.defines[v] if p.users[b] == 0)
+        ready = set(state.ready)
+        ready.discard(v)
+        ready.update(s for s in p.succs[v] if self.pred_mask[s] & ~mask == 0)
+        child = _Node(mask, step - freed, max(state.peak, step), frozenset(ready), state, (v,))
+        return self._close(child)
+
+    def _close(self, state: _Node) -> _Node:
+        """Runs ready free nodes in place (they never raise the peak)."""
+        p = self.p
+        free = sorted(v for v in state.ready if p.alloc[v] == 0)
+        while free:
+            for v in free:
+                nxt = self.expand_plain(state, v)
+                state.mask, state.live, state.ready = nxt
+                state.ran = state.ran + (v,)
+            free = sorted(v for v in state.ready if p.alloc[v] == 0)
+        return state
+
+    def expand_plain(self, state: _Node, v: int):
+        p = self.p
+        mask = state.mask | (1 << v)
+        freed = sum(p.size[b] for b in p.uses[v] if self.user_mask[b] & ~mask == 0)
+        ready = set(state.ready)
+        ready.discard(v)
+        ready.update(s for s in p.succs[v] if self.pred_mask[s] & ~mask == 0)
+        return mask, state.live - freed, frozenset(ready)
+
+    def layers(self, keep):
+        """Expands layer by layer (one more allocating node each); `keep` filters a layer."""
+        first = self.start()
+        layer = {first.mask: first}
+        full = (1 << self.p.count) - 1
+        while True:
+            done = [s for s in layer.values() if s.mask == full]
+            if done:
+                return min(done, key=lambda s: s.peak)
+            successors: dict[int, _Node] = {}
+            for state in layer.values():
+                for v in sorted(state.ready):
+                    child = self.expand(state, v)
+                    best = successors.get(child.mask)
+                    if best is None or child.peak < best.peak:
+                        successors[child.mask] = child
+            layer = keep(successors)
+            if not layer:
+                return None
+
+
+def exact(problem: MemoryProblem, upper_bound: int | None = None, max_states: int = 200_000, deadline: float | None = None):
+    """The lowest-peak order, or None when the search passes `max_states` or `deadline`.
+
+    Dynamic programming over sets of scheduled nodes: two partial orders that ran the same set
+    leave the same tensors alive, so only the one with the lower peak can lead to an optimum.
+    States whose peak passes `upper_bound` (a heuristic's peak) are pruned.
+    """
+    search = _Search(problem)
+    seen = [0]
+
+    def keep(layer: dict):
+        if upper_bound is not None:
+            layer = {m: s for m, s in layer.items() if s.peak <= upper_bound}
+        seen[0] += len(layer)
+        if seen[0] > max_states or (deadline is not None and time.monotonic() > deadline):
+            return None
+        return layer
+
+    result = search.layers(keep)
+    return None if result is None else result.order()
+
+
+def beam(problem: MemoryProblem, width: int = 16) -> list[int]:
+    """The same search keeping only the `width` best states of each layer (by peak, then live)."""
+    search = _Search(problem)
+
+    def keep(layer: dict):
+        return dict(heapq.nsmallest(width, layer.items(), key=lambda item: (item[1].peak, item[1].live, item[0])))
+
+    return search.layers(keep).order()
+
+
+# -- choosing ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OrderLimits:
+    exact_limit: int = 64  # the exact search runs when at most this many nodes allocate
+    max_states: int = 200_000
+    time_limit_s: float = 5.0
+    beam_width: int = 0  # 0: chosen from the graph's size
+
+
+@dataclass(frozen=True)
+class OrderDecision:
+    order: list[int]
+    strategy: str
+    peak: int
+    program_peak: int
+    optimum: int | None  # the exact optimum, where the search finished
+    peaks: dict  # strategy -> peak, for every strategy that ran
+
+
+HEURISTICS = {
+    "program": program_order,
+    "dfs": depth_first,
+    "bfs": breadth_first,
+    "greedy": greedy_peak,
+    "xla": xla_list,
+}
+
+
+def _beam_width(problem: MemoryProblem, limits: OrderLimits) -> int:
+    if limits.beam_width > 0:
+        return limits.beam_width
+    allocating = sum(1 for a in problem.alloc if a > 0)
+    return max(1, min(16, 20_000 // max(1, allocating)))
+
+
+def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits = OrderLimits()) -> OrderDecision:
+    """Runs `strategy` (or, for "auto", all of them) and keeps the lowest peak; ties keep the
+    earlier strategy, program order first."""
+    if strategy != "auto" and strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy '{strategy}'; valid: auto, {', '.join(STRATEGIES)}")
+    problem = MemoryProblem.from_graph(graph)
+    peaks: dict[str, int] = {}
+    orders: dict[str, list[int]] = {}
+
+    def consider(name: str, order: list[int] | None) -> None:
+        if order is None:
+            return
+        assert graph.is_order(order), f"{name} returned an invalid order"
+        orders[name] = order
+        peaks[name] = problem.peak(order)
+
+    consider("program", program_order(problem))
+    names = list(HEURISTICS) if strategy == "auto" else [strategy]
+    for name in names:
+        if name in HEURISTICS and name != "program":
+            consider(name, HEURISTICS[name](problem))
+    optimum = None
+    allocating = sum(1 for a in problem.alloc if a > 0)
+    if strategy in ("auto", "exact") and allocating <= limits.exact_limit:
+        deadline = time.monotonic() + limits.time_limit_s
+        order = exact(problem, min(peaks.values()), limits.max_states, deadline)
+        consider("exact", order)
+        if order is not None:
+            optimum = peaks["exact"]
+    if strategy == "beam" or (strategy in ("auto", "exact") and optimum is None):
+        consider("beam", beam(problem, _beam_width(problem, limits)))
+    candidates = [strategy] if strategy in orders else []
+    if strategy == "auto" or not candidates:
+        candidates = list(orders)
+    chosen = min(candidates, key=lambda name: (peaks[name], list(orders).index(name)))
+    if peaks[chosen] > peaks["program"]:
+        chosen = "program"  # never worse than the order the user wrote
+    return OrderDecision(orders[chosen], chosen, peaks[chosen], peaks["program"], optimum, peaks)
