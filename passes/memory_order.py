@@ -18,6 +18,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from iree.compiler import ir
+
 from schedc.dialects.sched import POSITION, STRATEGY
 from schedc.extract import body_ops, build_kernel_graph, function_ops
 from schedc.ordering import STRATEGIES, OrderLimits, best_order
@@ -25,12 +27,19 @@ from schedc.ordering import STRATEGIES, OrderLimits, best_order
 from ._base import PassInfo
 
 
+# IREE's partitioning config without concurrent waves ("debug" is IREE's name for it).
+SERIAL_PARTITIONING = '#stream.partitioning_config<"debug">'
+
+
 @dataclass(frozen=True)
 class Options:
     strategy: str = "auto"
-    exact_limit: int = 64  # nodes that allocate, above which the exact search is not tried
+    exact_limit: int = 160  # nodes that allocate, above which the exact search is not tried
     max_states: int = 200_000  # states the exact search may visit before it gives up
     time_limit: float = 5.0  # seconds for the exact search per function
+    # Ask IREE to run the kernels one at a time in this order: its default partitioning groups
+    # independent kernels into concurrent waves, and a wave keeps all its tensors alive.
+    serialize: bool = True
 
     def __post_init__(self):
         if self.strategy != "auto" and self.strategy not in STRATEGIES:
@@ -60,6 +69,9 @@ def memory_order(module, pass_, options: Options, context) -> None:
         for position, op in enumerate(kernels):
             POSITION.set(op, position)
         STRATEGY.set(func, decision.strategy)
+        if options.serialize:
+            with func.context:
+                func.attributes["stream.partitioning"] = ir.Attribute.parse(SERIAL_PARTITIONING)
         records[graph.function] = {
             "kernels": len(graph.kernels),
             "strategy": decision.strategy,

@@ -31,6 +31,8 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--rocm-arch", help="ROCm target (default gfx942)")
     p.add_argument("--vulkan-target", help="Vulkan target (default ampere)")
     p.add_argument("--cpu", help="CPU to generate code for (default host)")
+    p.add_argument("--report", metavar="PATH.json", help="write what schedc decided and IREE's transient bytes with and without it")
+    p.add_argument("--summary", action="store_true", help="print a short summary of the report")
     p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="an extra flag for iree-compile (repeatable)")
     return p
 
@@ -69,24 +71,29 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_compile(args) -> int:
-    from schedc.driver import compile
+    from schedc.driver import CompileOptions, compile_with_options
+    from schedc.irio import write_atomically
+    from schedc.report import summary_lines, write_report
+    from schedc.targets import resolve_target
 
     input_path = Path(args.input)
     output = args.output or str(Path(input_path.stem + (".vmfb" if args.emit == "vmfb" else f".{args.emit}.mlir")))
-    compile(
-        str(input_path),
-        args.target,
-        output=output,
+    target = resolve_target(args.target, cuda_arch=args.cuda_arch, rocm_arch=args.rocm_arch, vulkan_target=args.vulkan_target, cpu=args.cpu)
+    options = CompileOptions(
+        target,
         passes=args.passes,
         schedc_passes=not args.no_schedc_passes,
         emit=args.emit,
         dump_phases=args.dump_phases,
         iree_flags=tuple(args.iree_flag),
-        cuda_arch=args.cuda_arch,
-        rocm_arch=args.rocm_arch,
-        vulkan_target=args.vulkan_target,
-        cpu=args.cpu,
+        report=bool(args.report or args.summary),
     )
+    result = compile_with_options(str(input_path), options)
+    write_atomically(output, result.output)
+    if args.report:
+        write_report(args.report, result.report)
+    if args.summary:
+        print("\n".join(summary_lines(result.report)))
     if output != "-":
         print(f"wrote {output}", file=sys.stderr)
     return 0

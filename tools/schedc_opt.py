@@ -11,7 +11,7 @@ import sys
 from iree.compiler import ir
 
 from schedc.errors import SchedcError
-from schedc.irio import SPLIT_MARKER, parse_module, read_source, split_chunks, write_atomically
+from schedc.irio import SPLIT_MARKER, module_text, parse_module, read_source, split_chunks, write_atomically
 from schedc.passes import REGISTRY, PassContext
 from schedc.pipeline import parse_pipeline, run_pipeline
 
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
             print(e, file=sys.stderr)
             failed = True
             continue
-        outputs.append(module.get_asm())
+        outputs.append(module_text(module))
     if failed:
         return 1
     write_atomically(args.output, f"\n{SPLIT_MARKER}\n".join(outputs))

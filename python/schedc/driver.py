@@ -21,7 +21,7 @@ from iree.compiler import ir
 
 from .errors import CompileError, SchedcError
 from .iree_tools import run_iree_compile
-from .irio import parse_module, read_source, write_atomically
+from .irio import module_text, parse_module, printable, read_source, write_atomically
 from .pipeline import PipelineError, parse_pipeline, run_pipeline
 from .targets import Target, resolve_target
 
@@ -43,6 +43,7 @@ class CompileOptions:
     emit: str = "vmfb"
     dump_phases: str | None = None
     iree_flags: tuple[str, ...] = ()
+    report: bool = False  # also compile without schedc to the stream phase, to compare
 
 
 @dataclass
@@ -50,6 +51,7 @@ class CompileResult:
     output: bytes | str  # the .vmfb bytes, or the IR text of the emitted phase
     phases: dict[str, Path] = field(default_factory=dict)
     records: dict = field(default_factory=dict)  # what passes recorded, for reports
+    report: dict | None = None
 
 
 def compile(
@@ -67,17 +69,23 @@ def compile(
     vulkan_target: str | None = None,
     cpu: str | None = None,
     pass_output=None,
+    report: str | None = None,
 ) -> bytes | str:
     """Compiles MLIR (a path, text, or a torch-mlir module) and returns the .vmfb or IR text.
 
-    With `output`, also writes it there (whole, or not at all).
+    With `output`, also writes it there (whole, or not at all). With `report`, writes the
+    JSON report there (see `schedc.report`).
     """
     if not isinstance(target, Target):
         target = resolve_target(target, cuda_arch=cuda_arch, rocm_arch=rocm_arch, vulkan_target=vulkan_target, cpu=cpu)
-    options = CompileOptions(target, passes, schedc_passes, emit, dump_phases, tuple(iree_flags))
+    options = CompileOptions(target, passes, schedc_passes, emit, dump_phases, tuple(iree_flags), report=bool(report))
     result = compile_with_options(source, options, pass_output=pass_output)
     if output:
         write_atomically(output, result.output)
+    if report:
+        from .report import write_report
+
+        write_report(report, result.report)
     return result.output
 
 
@@ -111,19 +119,22 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
             except PipelineError:
                 keep_work = True
                 raise
-            scheduled.write_text(module.get_asm())
+            scheduled.write_text(module_text(module))
             result.phases["schedc"] = scheduled
             result.records = context.records
-        if options.emit == "flow":
+        if options.emit == "flow" and not options.report:
             result.output = scheduled.read_text()
             return result
 
         # 3. IREE: flow -> stream.
         stream = work / PHASE_FILES["stream"]
         run_iree_compile([str(scheduled), *target_flags, "--compile-from=flow", "--compile-to=stream", "-o", str(stream)], what="IREE's stream phase")
+        stream.write_text(printable(stream.read_text()))
         result.phases["stream"] = stream
-        if options.emit == "stream":
-            result.output = stream.read_text()
+        if options.report:
+            result.report = _report(work, flow, stream, target_flags, options, pipeline_text, result.records)
+        if options.emit in ("flow", "stream"):
+            result.output = (scheduled if options.emit == "flow" else stream).read_text()
             return result
 
         # 4. IREE: stream -> VM module.
@@ -140,6 +151,23 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
             _dump(work, Path(options.dump_phases))
         if not keep_work:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _report(work: Path, flow: Path, stream: Path, target_flags, options: CompileOptions, pipeline: str, records: dict) -> dict:
+    """IREE's stream phase without schedc's passes, beside the one with them."""
+    from .report import build_report
+
+    baseline = work / "3-stream-without-schedc.mlir"
+    if options.schedc_passes:
+        run_iree_compile([str(flow), *target_flags, "--compile-from=flow", "--compile-to=stream", "-o", str(baseline)], what="IREE's stream phase (without schedc, for the report)")
+    else:
+        baseline = stream
+    meta = {
+        "target": options.target.name,
+        "arch": options.target.arch,
+        "pipeline": pipeline if options.schedc_passes else "",
+    }
+    return build_report(records, stream.read_text(), baseline.read_text(), meta)
 
 
 def _stage_input(source, work: Path) -> tuple[Path, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -68,6 +69,24 @@ def parse_module(text: str, source_name: str, context: ir.Context, first_line: i
         return ir.Operation.parse(wrapped, source_name=source_name, context=context).operation
     except ir.MLIRError as e:
         raise ParseError(format_diagnostics(e)) from None
+
+
+# IREE 3.13 prints #stream.partitioning_config<favor-debug> but parses only the quoted form.
+_ROUND_TRIP_FIXES = (
+    (re.compile(r"#stream\.partitioning_config<favor-([a-z-]+)>"), r'#stream.partitioning_config<"\1">'),
+)
+
+
+def printable(text: str) -> str:
+    """MLIR text as IREE's tools parse it back (IREE's printer and parser disagree on some)."""
+    for pattern, replacement in _ROUND_TRIP_FIXES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def module_text(module: ir.Operation) -> str:
+    """The module as text that IREE's tools parse back."""
+    return printable(module.get_asm())
 
 
 def write_atomically(path: str, data: bytes | str) -> None:

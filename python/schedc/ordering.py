@@ -111,13 +111,26 @@ class _State:
                 self.run(v)
 
 
-def _list_schedule(problem: MemoryProblem, choose) -> list[int]:
-    """Runs free nodes eagerly, and otherwise the ready node `choose(state)` picks."""
+def _list_schedule(problem: MemoryProblem, choose, defer_sources: bool = False) -> list[int]:
+    """Runs free nodes eagerly, and otherwise the ready node `choose(state, candidates)` picks.
+
+    With `defer_sources`, allocating nodes that read no transient (fills, first layers) wait
+    until nothing else is ready, and then the one whose consumer is closest to ready runs: a
+    memory-blind traversal would otherwise run every fill at the start.
+    """
     state = _State(problem)
     while len(state.order) < problem.count:
         state.run_free_nodes()
-        if state.ready:
-            state.run(choose(state))
+        if not state.ready:
+            continue
+        candidates = state.ready
+        if defer_sources:
+            inner = {v for v in state.ready if problem.uses[v]}
+            if inner:
+                candidates = inner
+            else:  # only fills are ready: the one whose consumer is closest to ready
+                candidates = {min(state.ready, key=lambda v: (min((state.waiting[s] for s in problem.succs[v]), default=0), v))}
+        state.run(choose(state, candidates))
     return state.order
 
 
@@ -130,14 +143,14 @@ def depth_first(problem: MemoryProblem) -> list[int]:
     readied: dict[int, int] = {}
     clock = [0]
 
-    def choose(state: _State) -> int:
-        for v in state.ready:
+    def choose(state: _State, candidates) -> int:
+        for v in sorted(state.ready):
             if v not in readied:
                 clock[0] += 1
                 readied[v] = clock[0] * problem.count + (problem.count - v)  # later first, then lower index
-        return max(state.ready, key=lambda v: readied[v])
+        return max(candidates, key=lambda v: readied[v])
 
-    return _list_schedule(problem, choose)
+    return _list_schedule(problem, choose, defer_sources=True)
 
 
 def breadth_first(problem: MemoryProblem) -> list[int]:
@@ -145,23 +158,23 @@ def breadth_first(problem: MemoryProblem) -> list[int]:
     readied: dict[int, int] = {}
     clock = [0]
 
-    def choose(state: _State) -> int:
+    def choose(state: _State, candidates) -> int:
         for v in sorted(state.ready):
             if v not in readied:
                 clock[0] += 1
                 readied[v] = clock[0]
-        return min(state.ready, key=lambda v: readied[v])
+        return min(candidates, key=lambda v: readied[v])
 
-    return _list_schedule(problem, choose)
+    return _list_schedule(problem, choose, defer_sources=True)
 
 
 def greedy_peak(problem: MemoryProblem) -> list[int]:
     """TorchInductor's greedy: the ready node that least raises the running peak, then the one
     that frees most."""
 
-    def choose(state: _State) -> int:
+    def choose(state: _State, candidates) -> int:
         return min(
-            state.ready,
+            candidates,
             key=lambda v: (max(0, state.live + problem.alloc[v] - state.peak), -state.freed_by(v), v),
         )
 
@@ -171,8 +184,8 @@ def greedy_peak(problem: MemoryProblem) -> list[int]:
 def xla_list(problem: MemoryProblem) -> list[int]:
     """XLA's list scheduler: the ready node with the most bytes freed minus bytes defined."""
 
-    def choose(state: _State) -> int:
-        return min(state.ready, key=lambda v: (problem.alloc[v] - state.freed_by(v), v))
+    def choose(state: _State, candidates) -> int:
+        return min(candidates, key=lambda v: (problem.alloc[v] - state.freed_by(v), v))
 
     return _list_schedule(problem, choose)
 
@@ -304,7 +317,7 @@ def beam(problem: MemoryProblem, width: int = 16) -> list[int]:
 
 @dataclass(frozen=True)
 class OrderLimits:
-    exact_limit: int = 64  # the exact search runs when at most this many nodes allocate
+    exact_limit: int = 160  # the exact search runs when at most this many nodes allocate
     max_states: int = 200_000
     time_limit_s: float = 5.0
     beam_width: int = 0  # 0: chosen from the graph's size
