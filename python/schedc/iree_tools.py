@@ -60,3 +60,19 @@ def executable_formats(vmfb_path: str) -> list[str]:
         if match:
             formats.append(match.group(1))
     return formats
+
+
+def run_iree_opt(args: list[str], *, what: str) -> None:
+    """Runs `iree-opt args` (IREE's pass driver); a failure raises CompileError."""
+    command = [iree_tool("iree-opt"), *args]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise CompileError(f"{what} failed in IREE:\n{_trim(result.stderr)}", repro=shlex.join(["iree-opt", *args]))
+
+
+# IREE's stream phase up to the creation of `stream.resource.pack` ops (before layout-slices
+# packs them): their lifetime intervals are what IREE's allocation has to hold.
+STREAM_UNTIL_ALLOCATION = (
+    "builtin.module(iree-stream-tensor-transformation-pipeline,"
+    "iree-stream-async-transformation-pipeline,iree-stream-schedule-allocation)"
+)

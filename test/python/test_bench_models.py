@@ -1,0 +1,39 @@
+"""Every benchmark model, compiled for the host CPU with schedc's default pipeline, computes
+what torch eager computes; memory-order never raises IREE's transient allocation."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+import torch
+
+import schedc
+from conftest import ROOT
+from schedc.driver import CompileOptions, compile_with_options
+from schedc.targets import resolve_target
+
+_spec = importlib.util.spec_from_file_location("bench_models", ROOT / "bench" / "models.py")
+bench_models = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench_models)
+
+
+@pytest.mark.parametrize("name", sorted(bench_models.SUITE))
+def test_numerics_unchanged_and_memory_not_worse(name, tmp_path):
+    model, args = bench_models.SUITE[name]()
+    mlir = schedc.import_torch(model, *args)
+    result = compile_with_options(mlir, CompileOptions(resolve_target("llvm-cpu"), report=True))
+    path = tmp_path / f"{name}.vmfb"
+    path.write_bytes(result.output)
+    actual = schedc.load(path).forward(*[a.numpy() for a in args])
+    with torch.no_grad():
+        expected = model(*args).numpy()
+    error = np.linalg.norm(actual.astype(np.float64) - expected) / np.linalg.norm(expected)
+    assert error <= 1e-4, error
+    for function, entry in result.report["functions"].items():
+        iree = entry["iree_transient_bytes"]
+        assert iree["with_schedc"] <= iree["without_schedc"], function
+        order = entry.get("memory-order")
+        if order:
+            assert order["peak_bytes"] <= order["program_peak_bytes"]
