@@ -218,6 +218,105 @@ class Transformer(nn.Module):
         return self.blocks(x)
 
 
+# -- standard architectures, small --------------------------------------------------------
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.body = nn.Sequential(_conv_bn_relu(cin, cout, 3, stride), nn.Conv2d(cout, cout, 3, 1, 1, bias=False), nn.BatchNorm2d(cout))
+        self.skip = nn.Identity() if stride == 1 and cin == cout else nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        return torch.relu(self.body(x) + self.skip(x))
+
+
+class ResNet18(nn.Module):
+    """ResNet-18's layout (2-2-2-2 basic blocks) at a quarter of its width."""
+
+    def __init__(self, width=16, classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(_conv_bn_relu(3, width, 7, 2), nn.MaxPool2d(3, 2, 1))
+        blocks, cin = [], width
+        for i, cout in enumerate([width, 2 * width, 4 * width, 8 * width]):
+            blocks += [BasicBlock(cin, cout, 1 if i == 0 else 2), BasicBlock(cout, cout, 1)]
+            cin = cout
+        self.blocks = nn.Sequential(*blocks)
+        self.head = nn.Linear(cin, classes)
+
+    def forward(self, x):
+        return self.head(self.blocks(self.stem(x)).mean(dim=(2, 3)))
+
+
+class InvertedResidual(nn.Module):
+    def __init__(self, cin, cout, stride, expand):
+        super().__init__()
+        hidden = cin * expand
+        layers = [_conv_bn_relu(cin, hidden, 1)] if expand != 1 else []
+        layers += [_conv_bn_relu(hidden, hidden, 3, stride, groups=hidden), nn.Conv2d(hidden, cout, 1, bias=False), nn.BatchNorm2d(cout)]
+        self.body = nn.Sequential(*layers)
+        self.residual = stride == 1 and cin == cout
+
+    def forward(self, x):
+        return x + self.body(x) if self.residual else self.body(x)
+
+
+class MobileNetV2(nn.Module):
+    """MobileNetV2's inverted-residual stages at half width."""
+
+    SETTINGS = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]
+
+    def __init__(self, width=0.5, classes=10):
+        super().__init__()
+        cin = int(32 * width)
+        layers = [_conv_bn_relu(3, cin, 3, 2)]
+        for expand, c, repeats, stride in self.SETTINGS:
+            cout = max(8, int(c * width))
+            for i in range(repeats):
+                layers.append(InvertedResidual(cin, cout, stride if i == 0 else 1, expand))
+                cin = cout
+        layers.append(_conv_bn_relu(cin, 640, 1))
+        self.features = nn.Sequential(*layers)
+        self.head = nn.Linear(640, classes)
+
+    def forward(self, x):
+        return self.head(self.features(x).mean(dim=(2, 3)))
+
+
+class DenseNet(nn.Module):
+    """DenseNet-BC's layout: dense blocks whose layers read the concatenation of all earlier
+    outputs, with 1x1-conv transitions."""
+
+    def __init__(self, growth=12, blocks=(4, 4, 4), classes=10):
+        super().__init__()
+        c = 2 * growth
+        self.stem = nn.Conv2d(3, c, 3, 1, 1, bias=False)
+        self.blocks = nn.ModuleList()
+        self.transitions = nn.ModuleList()
+        for b, layers in enumerate(blocks):
+            block = nn.ModuleList()
+            for _ in range(layers):
+                block.append(nn.Sequential(nn.BatchNorm2d(c), nn.ReLU(), nn.Conv2d(c, 4 * growth, 1, bias=False),
+                                           nn.BatchNorm2d(4 * growth), nn.ReLU(), nn.Conv2d(4 * growth, growth, 3, 1, 1, bias=False)))
+                c += growth
+            self.blocks.append(block)
+            if b != len(blocks) - 1:
+                self.transitions.append(nn.Sequential(nn.BatchNorm2d(c), nn.ReLU(), nn.Conv2d(c, c // 2, 1, bias=False), nn.AvgPool2d(2)))
+                c //= 2
+        self.head = nn.Linear(c, classes)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for b, block in enumerate(self.blocks):
+            features = [x]
+            for layer in block:
+                features.append(layer(torch.cat(features, dim=1)))
+            x = torch.cat(features, dim=1)
+            if b < len(self.transitions):
+                x = self.transitions[b](x)
+        return self.head(x.mean(dim=(2, 3)))
+
+
 def _init(model):
     torch.manual_seed(0)
     for name, p in model.named_parameters():
@@ -264,4 +363,19 @@ def transformer():
     return _init(Transformer()), (torch.randn(1, 32, 128),)
 
 
-SUITE = {"randwire": randwire, "darts": darts, "inception": inception, "unet": unet, "transformer": transformer, "plain_cnn": plain_cnn}
+def resnet18():
+    return _init(ResNet18()), _image()
+
+
+def mobilenet_v2():
+    return _init(MobileNetV2()), _image()
+
+
+def densenet():
+    return _init(DenseNet()), _image(32)
+
+
+SUITE = {
+    "randwire": randwire, "darts": darts, "inception": inception, "unet": unet, "transformer": transformer,
+    "plain_cnn": plain_cnn, "resnet18": resnet18, "mobilenet_v2": mobilenet_v2, "densenet": densenet,
+}

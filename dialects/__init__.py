@@ -1,5 +1,16 @@
 """The `sched` vocabulary: attributes schedc's passes write on IR (see sched.md)."""
 
-from .sched import ALL, ARENA_OFFSET, POSITION, STREAM, STRATEGY, WAVE, SchedAttr
+from .sched import (
+    ALL,
+    ARENA_LOAD,
+    ARENA_METHOD,
+    ARENA_OFFSETS,
+    ARENA_SIZE,
+    POSITION,
+    STRATEGY,
+    STREAM,
+    WAVE,
+    SchedAttr,
+)
 
-__all__ = ["ALL", "ARENA_OFFSET", "POSITION", "STREAM", "STRATEGY", "WAVE", "SchedAttr"]
+__all__ = ["ALL", "ARENA_LOAD", "ARENA_METHOD", "ARENA_OFFSETS", "ARENA_SIZE", "POSITION", "STRATEGY", "STREAM", "WAVE", "SchedAttr"]

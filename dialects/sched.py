@@ -13,7 +13,7 @@ from iree.compiler import ir
 
 @dataclass(frozen=True)
 class SchedAttr:
-    """One `sched.<name>` attribute of a fixed kind ("int" or "str")."""
+    """One `sched.<name>` attribute of a fixed kind ("int", "ints" or "str")."""
 
     name: str
     kind: str
@@ -26,6 +26,8 @@ class SchedAttr:
         attr = op.attributes[self.name]
         if self.kind == "int":
             return ir.IntegerAttr(attr).value
+        if self.kind == "ints":
+            return list(ir.DenseI64ArrayAttr(attr))
         return ir.StringAttr(attr).value
 
     def set(self, op: ir.Operation, value) -> None:
@@ -33,6 +35,8 @@ class SchedAttr:
         with op.context:
             if self.kind == "int":
                 op.attributes[self.name] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(value))
+            elif self.kind == "ints":
+                op.attributes[self.name] = ir.DenseI64ArrayAttr.get([int(v) for v in value])
             else:
                 op.attributes[self.name] = ir.StringAttr.get(str(value))
 
@@ -45,6 +49,9 @@ POSITION = SchedAttr("sched.position", "int", "a kernel's position in the chosen
 STRATEGY = SchedAttr("sched.strategy", "str", "on a function: the ordering strategy that won")
 STREAM = SchedAttr("sched.stream", "int", "the stream a kernel is scheduled on")
 WAVE = SchedAttr("sched.wave", "int", "the concurrent wave a kernel runs in")
-ARENA_OFFSET = SchedAttr("sched.arena_offset", "int", "a transient buffer's offset in the arena")
+ARENA_SIZE = SchedAttr("sched.arena_size", "int", "on a transient alloca: the arena's bytes")
+ARENA_LOAD = SchedAttr("sched.arena_load", "int", "on a transient alloca: the most bytes alive at once")
+ARENA_METHOD = SchedAttr("sched.arena_method", "str", "on a transient alloca: the planner method that won")
+ARENA_OFFSETS = SchedAttr("sched.arena_offsets", "ints", "on a transient alloca: each slice's offset")
 
-ALL = (POSITION, STRATEGY, STREAM, WAVE, ARENA_OFFSET)
+ALL = (POSITION, STRATEGY, STREAM, WAVE, ARENA_SIZE, ARENA_LOAD, ARENA_METHOD, ARENA_OFFSETS)

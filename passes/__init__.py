@@ -6,12 +6,14 @@ Each pass module defines `PASS`, a `PassInfo`; `REGISTRY` maps kebab-case names 
 from __future__ import annotations
 
 from ._base import PassContext, PassInfo
+from .arena_plan import PASS as ARENA_PLAN
 from .memory_order import PASS as MEMORY_ORDER
 from .print_kernel_graph import PASS as PRINT_KERNEL_GRAPH
 
-REGISTRY: dict[str, PassInfo] = {p.name: p for p in (PRINT_KERNEL_GRAPH, MEMORY_ORDER)}
+REGISTRY: dict[str, PassInfo] = {p.name: p for p in (PRINT_KERNEL_GRAPH, MEMORY_ORDER, ARENA_PLAN)}
 
-# What `schedc` runs when the user names no pipeline.
-DEFAULT_PIPELINE = "memory-order"
+# What `schedc` runs when the user names no pipeline. Flow-phase passes run on IREE's flow
+# phase; stream-phase passes (arena-plan) inside IREE's stream phase, after allocation.
+DEFAULT_PIPELINE = "memory-order,arena-plan"
 
 __all__ = ["DEFAULT_PIPELINE", "REGISTRY", "PassContext", "PassInfo"]

@@ -14,6 +14,11 @@ class PassContext:
     out: TextIO = field(default_factory=lambda: sys.stdout)
     # Per-pass findings for reports, e.g. {"memory-order": {"forward": {...}}}.
     records: dict = field(default_factory=dict)
+    # Warnings about the user's IR that do not stop the compile: (location, message).
+    warnings: list = field(default_factory=list)
+
+    def warn(self, location, message: str) -> None:
+        self.warnings.append((location, message))
 
 
 @dataclass(frozen=True)
@@ -29,3 +34,6 @@ class PassInfo:
     # location.emit_error(...) and pass_.signal_pass_failure().
     run: Callable
     options: type = NoOptions
+    # The IR the pass runs on: "flow" (kernels as flow.dispatch), or "stream" (IREE's stream
+    # phase stopped after schedule-allocation, with stream.resource.pack ops).
+    phase: str = "flow"

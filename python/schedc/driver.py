@@ -2,8 +2,10 @@
 
     input (torch / linalg / stablehlo / tosa)
       --iree-compile--> flow         IREE's input, global-optimization and dispatch-creation
-      --schedc-------> flow          schedc's Python passes on the kernel graph
-      --iree-compile--> stream        IREE's stream phase: partitioning, allocation
+      --schedc-------> flow          schedc's flow-phase passes on the kernel graph
+      --iree-compile--> stream        IREE's stream phase: partitioning, allocation; with
+                                      stream-phase passes (arena-plan) it runs in two halves
+                                      (iree-opt) and schedc's passes run between them
       --iree-compile--> vmfb          executables for the target, the VM module
 
 Each phase reads and writes files in a work folder, so every phase can be dumped, and a failing
@@ -20,7 +22,7 @@ from pathlib import Path
 from iree.compiler import ir
 
 from .errors import CompileError, SchedcError
-from .iree_tools import run_iree_compile
+from .iree_tools import STREAM_AFTER_ALLOCATION, STREAM_UNTIL_ALLOCATION, run_iree_compile, run_iree_opt
 from .irio import module_text, parse_module, printable, read_source, write_atomically
 from .pipeline import PipelineError, parse_pipeline, run_pipeline
 from .targets import Target, resolve_target
@@ -30,6 +32,8 @@ PHASE_FILES = {  # phase -> file name in the work folder and in --dump-phases
     "input": "0-input.mlir",
     "flow": "1-flow.mlir",
     "schedc": "2-flow-schedc.mlir",
+    "allocation": "3a-stream-allocation.mlir",
+    "allocation-schedc": "3b-stream-allocation-schedc.mlir",
     "stream": "3-stream.mlir",
     "vmfb": "4-module.vmfb",
 }
@@ -96,6 +100,8 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
 
     pipeline_text = DEFAULT_PIPELINE if options.passes is None else options.passes
     invocations = parse_pipeline(pipeline_text, REGISTRY) if options.schedc_passes else []
+    flow_passes = [i for i in invocations if REGISTRY[i.name].phase == "flow"]
+    stream_passes = [i for i in invocations if REGISTRY[i.name].phase == "stream"]
     work = Path(tempfile.mkdtemp(prefix="schedc-"))
     keep_work = False
     try:
@@ -109,26 +115,28 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
         result.phases["flow"] = flow
 
         # 2. schedc's passes on the flow phase.
+        context = PassContext(out=pass_output) if pass_output is not None else PassContext()
         scheduled = flow
-        if invocations:
+        if flow_passes:
             scheduled = work / PHASE_FILES["schedc"]
-            context = PassContext(out=pass_output) if pass_output is not None else PassContext()
-            module = parse_module(flow.read_text(), str(flow), ir.Context())
-            try:
-                run_pipeline(module, invocations, REGISTRY, context)
-            except PipelineError:
-                keep_work = True
-                raise
-            scheduled.write_text(module_text(module))
+            _run_schedc_passes(flow, scheduled, flow_passes, context)
             result.phases["schedc"] = scheduled
-            result.records = context.records
+        result.records = context.records
         if options.emit == "flow" and not options.report:
             result.output = scheduled.read_text()
             return result
 
-        # 3. IREE: flow -> stream.
+        # 3. IREE: flow -> stream, with schedc's stream-phase passes after allocation.
         stream = work / PHASE_FILES["stream"]
-        run_iree_compile([str(scheduled), *target_flags, "--compile-from=flow", "--compile-to=stream", "-o", str(stream)], what="IREE's stream phase")
+        if stream_passes:
+            allocation = work / PHASE_FILES["allocation"]
+            planned = work / PHASE_FILES["allocation-schedc"]
+            stream_flags = [f for f in options.iree_flags if f.startswith("--iree-stream-")]
+            run_iree_opt([str(scheduled), *stream_flags, f"--pass-pipeline={STREAM_UNTIL_ALLOCATION}", "-o", str(allocation)], what="IREE's stream phase up to allocation")
+            _run_schedc_passes(allocation, planned, stream_passes, context)
+            run_iree_opt([str(planned), *stream_flags, f"--pass-pipeline={STREAM_AFTER_ALLOCATION}", "-o", str(stream)], what="IREE's stream phase after allocation")
+        else:
+            run_iree_compile([str(scheduled), *target_flags, "--compile-from=flow", "--compile-to=stream", "-o", str(stream)], what="IREE's stream phase")
         stream.write_text(printable(stream.read_text()))
         result.phases["stream"] = stream
         if options.report:
@@ -146,11 +154,26 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
     except CompileError as e:
         keep_work = keep_work or e.repro is not None  # the repro command reads files in `work`
         raise
+    except PipelineError:
+        keep_work = True  # the message names the IR schedc was given
+        raise
     finally:
         if options.dump_phases:
             _dump(work, Path(options.dump_phases))
         if not keep_work:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _run_schedc_passes(source: Path, destination: Path, invocations, context) -> None:
+    """Runs schedc passes on one phase's file and writes the result."""
+    from schedc.passes import REGISTRY
+
+    module = parse_module(printable(source.read_text()), str(source), ir.Context())
+    try:
+        run_pipeline(module, invocations, REGISTRY, context)
+    except PipelineError as e:
+        raise PipelineError(f"{e}\nthe IR schedc was given is kept in {source}") from None
+    destination.write_text(module_text(module))
 
 
 def _report(work: Path, flow: Path, stream: Path, target_flags, options: CompileOptions, pipeline: str, records: dict) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 import typing
 from dataclasses import dataclass
 
@@ -103,6 +104,10 @@ def run_pipeline(module: ir.Operation, invocations: list[PassInvocation], regist
             pm.run(module)
         except ir.MLIRError as e:
             raise PipelineError(format_diagnostics(e)) from None
+    for location, message in getattr(context, "warnings", []):
+        print(f"{location_prefix(location)}warning: {message}", file=sys.stderr)
+    if hasattr(context, "warnings"):
+        context.warnings.clear()
 
 
 def format_diagnostics(error: ir.MLIRError) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_FUNC = re.compile(r"^\s*util\.func\s+(?:public\s+|private\s+)?@([\w$.\-]+)\(")
+_FUNC = re.compile(r"^\s*util\.func\s+(?:public\s+|private\s+)?@([\w$.\-]+)\(|^\s*(util\.initializer)\b")
 _CONST = re.compile(r"(%[\w$.\-]+) = arith\.constant (\d+) : index")
 _TRANSIENT_ALLOCA = re.compile(r"stream\.resource\.alloca\b.*!stream\.resource<transient>\{(%[\w$.\-]+)\}")
 _SLICE = re.compile(r"^\s*\[(\d+),\s*(\d+)\]\s*=\s*(%[\w$.\-]+)")
@@ -40,7 +40,7 @@ def _functions(text: str):
         if match:
             if name is not None:
                 yield name, lines
-            name, lines = match.group(1), []
+            name, lines = match.group(1) or match.group(2), []
         if name is not None:
             lines.append(line)
     if name is not None:
@@ -48,8 +48,8 @@ def _functions(text: str):
 
 
 def transient_allocations(text: str) -> dict[str, list[int]]:
-    """Per function, the size of each transient `stream.resource.alloca` (one per execution
-    region), read from stream-phase IR after allocation."""
+    """Per function (initializers as "util.initializer"), the size of each transient
+    `stream.resource.alloca` (one per execution region), from stream-phase IR after allocation."""
     result: dict[str, list[int]] = {}
     for name, lines in _functions(text):
         constants = {m.group(1): int(m.group(2)) for line in lines for m in [_CONST.search(line)] if m}
@@ -59,7 +59,7 @@ def transient_allocations(text: str) -> dict[str, list[int]]:
             if match and match.group(1) in constants:
                 sizes.append(constants[match.group(1)])
         if sizes:
-            result[name] = sizes
+            result.setdefault(name, []).extend(sizes)  # initializers share one name
     return result
 
 

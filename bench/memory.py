@@ -1,18 +1,27 @@
-"""memory-order on the benchmark suite: estimates, IREE's real transient allocation, pass time.
+"""schedc's memory passes on the benchmark suite, measured against IREE's real allocation.
 
-    python bench/memory_order.py [--models randwire,darts] [--synthetic 1000,10000]
+    python bench/memory.py [--models randwire,darts] [--synthetic 1000,10000] [--slices 1000]
 
-Per model (imported from bench/models.py, compiled for the host CPU):
+Every model (bench/models.py) is imported and compiled for the host CPU twice: with
+memory-order alone, and with schedc's default pipeline (memory-order, arena-plan); each report
+also holds IREE's stream phase without schedc.
+
+Table 1, memory-order:
   kernels        dispatches and flow.tensor ops in the model's main function
   program est    schedc's estimate of the peak of live transient bytes in program order
   schedc est     the same for the order memory-order chose (and the strategy)
   optimum        the exact search's optimum, where it finished
   IREE LOAD      the most bytes alive at once in IREE's own pack of schedc's module (read after
                  IREE's schedule-allocation): it equals `schedc est` when the model is right
-  IREE without / IREE with   IREE's transient allocation (stream.resource.alloca) without and
-                 with schedc, and their ratio
+  IREE / +order  IREE's transient allocation without schedc and with memory-order, their ratio
   pass s         the memory-order pass's time on that function
-Then the pass time on synthetic kernel graphs of the given sizes (random layered DAGs).
+Table 2, arena-plan (after memory-order), per model's main function:
+  LOAD           the most bytes alive at once in its execution regions (the lower bound)
+  IREE packs     IREE's own packing of the same slices; schedc: schedc's arena (the method)
+  module         the transient bytes the compiled module allocates (from the emitted stream IR)
+  IREE alone     IREE's transient allocation without any schedc pass, and schedc's ratio to it
+  plan s         the planner's time
+Then the memory-order pass on synthetic kernel graphs and the planner on synthetic slice sets.
 """
 
 from __future__ import annotations
@@ -45,13 +54,16 @@ def measure_model(name: str, factory, work: Path) -> dict:
 
     model, args = factory()
     mlir = schedc.import_torch(model, *args)
-    options = CompileOptions(resolve_target("llvm-cpu"), emit="flow", report=True, dump_phases=str(work / name))
-    result = compile_with_options(mlir, options)
-    (function, entry), = [(f, e) for f, e in result.report["functions"].items() if "memory-order" in e]
+    target = resolve_target("llvm-cpu")
+    ordered = compile_with_options(mlir, CompileOptions(target, passes="memory-order", emit="flow", report=True, dump_phases=str(work / name)))
+    full = compile_with_options(mlir, CompileOptions(target, emit="stream", report=True))
+    (function, entry), = [(f, e) for f, e in ordered.report["functions"].items() if "memory-order" in e]
     order, iree = entry["memory-order"], entry["iree_transient_bytes"]
     allocated = work / f"{name}.allocation.mlir"
     run_iree_opt([str(work / name / "2-flow-schedc.mlir"), f"--pass-pipeline={STREAM_UNTIL_ALLOCATION}", "-o", str(allocated)], what="IREE's allocation")
     iree_load = max((r.load for r in packed_regions(allocated.read_text()) if r.function == function), default=0)
+    arenas = full.report["functions"][function].get("arena-plan", [])
+    module_bytes = full.report["functions"][function]["iree_transient_bytes"]["with_schedc"]
     return {
         "model": name,
         "kernels": order["kernels"],
@@ -61,9 +73,40 @@ def measure_model(name: str, factory, work: Path) -> dict:
         "optimum": order["optimum_bytes"],
         "iree_load": iree_load,
         "iree_without": iree["without_schedc"],
-        "iree_with": iree["with_schedc"],
+        "iree_with_order": iree["with_schedc"],
         "pass_s": order["pass_seconds"],
+        "load": sum(a["load_bytes"] for a in arenas),
+        "iree_packed": sum(a["iree_bytes"] for a in arenas),
+        "schedc_arena": sum(a["schedc_bytes"] for a in arenas),
+        "arena_method": "+".join(sorted({a["method"] for a in arenas})) or "-",
+        "module_bytes": module_bytes,
+        "plan_s": sum(a["plan_seconds"] for a in arenas),
     }
+
+
+def synthetic_slices(count: int, seed: int = 0):
+    """`count` transient slices with random lifetimes (up to 40 steps) and sizes (4 KiB - 1 MiB)."""
+    from schedc.arena import Slice
+
+    rng = random.Random(seed)
+    slices = []
+    for _ in range(count):
+        start = rng.randint(0, count)
+        slices.append(Slice(start, start + rng.randint(0, 40), rng.choice([4096, 16384, 65536, 262144, 1 << 20]) + 64 * rng.randint(0, 3)))
+    return slices
+
+
+def measure_planner(count: int, repeats: int) -> dict:
+    from schedc.arena import plan_arena
+
+    slices = synthetic_slices(count)
+    times, report = [], None
+    for _ in range(repeats):
+        started = time.perf_counter()
+        report = plan_arena(slices, 64, time_limit_s=0.5)
+        times.append(time.perf_counter() - started)
+    return {"slices": count, "median_s": statistics.median(times), "load": report.load, "iree": report.iree_size,
+            "schedc": report.plan.size, "method": report.plan.method}
 
 
 def synthetic_flow_ir(kernels: int, seed: int = 0, width: int = 16) -> str:
@@ -112,20 +155,31 @@ def measure_synthetic(kernels: int, repeats: int) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", help="comma-separated names from bench/models.py (default: all)")
-    parser.add_argument("--synthetic", default="1000,10000", help="sizes of synthetic graphs ('' for none)")
-    parser.add_argument("--repeats", type=int, default=3, help="runs of the pass on each synthetic graph (median)")
+    parser.add_argument("--synthetic", default="1000,10000", help="kernel counts of synthetic graphs ('' for none)")
+    parser.add_argument("--slices", default="1000", help="slice counts of synthetic arenas ('' for none)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each synthetic measurement (median)")
     args = parser.parse_args()
     suite = bench_models().SUITE
     names = args.models.split(",") if args.models else list(suite)
-    print(f"{'model':<12}{'kernels':>8}{'program est':>13}{'schedc est':>12}{'strategy':>10}{'optimum':>11}"
-          f"{'IREE LOAD':>11}{'IREE without':>14}{'IREE with':>11}{'ratio':>7}{'pass s':>8}")
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
-            r = measure_model(name, suite[name], Path(tmp))
-            optimum = f"{r['optimum']:,}" if r["optimum"] is not None else "-"
-            print(f"{r['model']:<12}{r['kernels']:>8}{r['program_est']:>13,}{r['schedc_est']:>12,}{r['strategy']:>10}{optimum:>11}"
-                  f"{r['iree_load']:>11,}{r['iree_without']:>14,}{r['iree_with']:>11,}{r['iree_with'] / r['iree_without']:>7.3f}{r['pass_s']:>8.2f}",
-                  flush=True)
+            rows.append(measure_model(name, suite[name], Path(tmp)))
+            print(f"measured {name}", file=sys.stderr, flush=True)
+    print("memory-order (host CPU; bytes)")
+    print(f"{'model':<13}{'kernels':>8}{'program est':>13}{'schedc est':>12}{'strategy':>10}{'optimum':>11}"
+          f"{'IREE LOAD':>11}{'IREE':>11}{'+order':>11}{'ratio':>7}{'pass s':>8}")
+    for r in rows:
+        optimum = f"{r['optimum']:,}" if r["optimum"] is not None else "-"
+        print(f"{r['model']:<13}{r['kernels']:>8}{r['program_est']:>13,}{r['schedc_est']:>12,}{r['strategy']:>10}{optimum:>11}"
+              f"{r['iree_load']:>11,}{r['iree_without']:>11,}{r['iree_with_order']:>11,}{r['iree_with_order'] / r['iree_without']:>7.3f}{r['pass_s']:>8.2f}")
+    print("\narena-plan after memory-order (host CPU; bytes)")
+    print(f"{'model':<13}{'LOAD':>11}{'IREE packs':>12}{'/LOAD':>7}{'schedc':>11}{'/LOAD':>7}{'method':>10}{'module':>11}"
+          f"{'IREE alone':>12}{'schedc/IREE':>13}{'plan s':>8}")
+    for r in rows:
+        load = r["load"] or 1
+        print(f"{r['model']:<13}{r['load']:>11,}{r['iree_packed']:>12,}{r['iree_packed'] / load:>7.3f}{r['schedc_arena']:>11,}{r['schedc_arena'] / load:>7.3f}"
+              f"{r['arena_method']:>10}{r['module_bytes']:>11,}{r['iree_without']:>12,}{r['module_bytes'] / r['iree_without']:>13.3f}{r['plan_s']:>8.3f}")
     sizes = [int(s) for s in args.synthetic.split(",") if s]
     if sizes:
         print(f"\n{'synthetic kernels':<18}{'pass s (median)':>16}{'strategy':>10}{'program est':>13}{'schedc est':>12}{'optimum':>12}")
@@ -133,6 +187,12 @@ def main() -> int:
             r = measure_synthetic(size, args.repeats)
             optimum = f"{r['optimum']:,}" if r["optimum"] is not None else "-"
             print(f"{r['kernels']:<18}{r['median_s']:>16.3f}{r['strategy']:>10}{r['program_est']:>13,}{r['schedc_est']:>12,}{optimum:>12}", flush=True)
+    counts = [int(s) for s in args.slices.split(",") if s]
+    if counts:
+        print(f"\n{'synthetic slices':<18}{'plan s (median)':>16}{'LOAD':>14}{'IREE packs':>14}{'schedc':>14}{'method':>10}")
+        for count in counts:
+            r = measure_planner(count, args.repeats)
+            print(f"{r['slices']:<18}{r['median_s']:>16.3f}{r['load']:>14,}{r['iree']:>14,}{r['schedc']:>14,}{r['method']:>10}", flush=True)
     return 0
 
 

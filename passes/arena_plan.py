@@ -1,0 +1,141 @@
+"""arena-plan: schedc's own offsets for every transient slice, in place of IREE's packing.
+
+Runs on IREE's stream phase stopped right after schedule-allocation, where each execution
+region's transients are one `stream.resource.pack` (slice lifetimes and sizes). It plans the
+offsets with `schedc.arena.plan_arena` (the smallest of several methods, never worse than
+IREE's own layout), replaces the pack with index constants, and records the plan on the
+arena's `stream.resource.alloca` as `sched.arena_*` attributes. IREE then continues from there,
+so the module's transient allocation is schedc's arena, byte for byte.
+
+    %3:3 = stream.resource.pack slices({[0, 1] = %c64, [1, 2] = %c64}) : index
+    // becomes
+    %c64 = arith.constant 64 : index  (total), %c0 / %c0 (offsets: the lifetimes do not meet)
+
+A pack it cannot plan (dynamic sizes, a dynamic base offset) keeps IREE's packing, with a
+warning that says why; with `strict=true` that is an error.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith
+
+from schedc.arena import Slice, plan_arena, verify
+from schedc.dialects.sched import ARENA_LOAD, ARENA_METHOD, ARENA_OFFSETS, ARENA_SIZE
+
+from ._base import PassInfo
+
+
+@dataclass(frozen=True)
+class Options:
+    alignment: int = 64  # IREE 3.13's buffer offset and range alignment on every target here
+    time_limit: float = 0.5  # seconds for the exact search per region
+    strict: bool = False  # a pack that cannot be planned fails the compile
+    verify: bool = False  # check every plan (no overlap in time and bytes, alignment)
+
+    def __post_init__(self):
+        if self.alignment <= 0 or self.alignment & (self.alignment - 1):
+            raise ValueError(f"alignment must be a power of two, got {self.alignment}")
+
+
+def _constant_index(value: ir.Value) -> int | None:
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    return ir.IntegerAttr(owner.attributes["value"]).value
+
+
+def _function_name(op: ir.Operation) -> str:
+    parent = op.parent
+    while parent is not None and parent.name not in ("util.func", "util.initializer", "func.func"):
+        parent = parent.parent
+    if parent is None or "sym_name" not in parent.attributes:
+        return "util.initializer"  # as schedc.stream_ir names them
+    return ir.StringAttr(parent.attributes["sym_name"]).value
+
+
+def read_slices(pack: ir.Operation) -> tuple[list[Slice] | None, str]:
+    """The pack's slices, or None and why they cannot be planned."""
+    view = pack.opview
+    if view.offset is not None and _constant_index(view.offset) != 0:
+        return None, "the pack has a dynamic base offset"
+    bounds = [ir.IntegerAttr(a).value for a in ir.ArrayAttr(pack.attributes["lifetime_intervals"])]
+    sizes = [_constant_index(v) for v in view.dynamic_slice_sizes]
+    if any(s is None for s in sizes):
+        return None, f"{sum(s is None for s in sizes)} of its {len(sizes)} slices have dynamic sizes"
+    return [Slice(bounds[2 * i], bounds[2 * i + 1], size) for i, size in enumerate(sizes)], ""
+
+
+def apply_plan(pack: ir.Operation, offsets, total: int) -> None:
+    """Replaces the pack's results with constants and erases it."""
+    view = pack.opview
+    with ir.InsertionPoint(pack), pack.location:
+        index = ir.IndexType.get()
+        base = _constant_index(view.offset) if view.offset is not None else 0
+        view.total_length.replace_all_uses_with(arith.ConstantOp(index, base + total).result)
+        for value, offset in zip(view.packed_offsets, offsets):
+            value.replace_all_uses_with(arith.ConstantOp(index, base + offset).result)
+    pack.erase()
+
+
+def arena_plan(module, pass_, options: Options, context) -> None:
+    records = context.records.setdefault("arena-plan", {})
+    packs: list[ir.Operation] = []
+
+    def collect(op):
+        if op.name == "stream.resource.pack":
+            packs.append(op.operation)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(collect)
+    for region, pack in enumerate(packs):
+        allocas = [u.owner for u in pack.opview.total_length.uses if u.owner.name == "stream.resource.alloca"]
+        if not any("transient" in str(a.results[0].type) for a in allocas):
+            continue  # constants and other lifetimes: not the transient arena
+        function = _function_name(pack)
+        slices, why = read_slices(pack)
+        if slices is None:
+            if options.strict:
+                pack.location.emit_error(f"arena-plan cannot plan this pack: {why}")
+                pass_.signal_pass_failure()
+                return
+            context.warn(pack.location, f"arena-plan left IREE's packing in place: {why}")
+            continue
+        started = time.perf_counter()
+        report = plan_arena(slices, options.alignment, options.time_limit)
+        seconds = time.perf_counter() - started
+        if options.verify:
+            problems = verify(slices, report.plan.offsets, options.alignment, report.plan.size)
+            if problems:
+                pack.location.emit_error(f"arena-plan made an invalid plan: {problems[0]}")
+                pass_.signal_pass_failure()
+                return
+        for alloca in allocas:
+            ARENA_SIZE.set(alloca, report.plan.size)
+            ARENA_LOAD.set(alloca, report.load)
+            ARENA_METHOD.set(alloca, report.plan.method)
+            ARENA_OFFSETS.set(alloca, report.plan.offsets)
+        apply_plan(pack, report.plan.offsets, report.plan.size)
+        records.setdefault(function, []).append({
+            "region": region,
+            "slices": len(slices),
+            "load_bytes": report.load,
+            "iree_bytes": report.iree_size,
+            "schedc_bytes": report.plan.size,
+            "method": report.plan.method,
+            "method_bytes": report.sizes,
+            "exact_finished": report.exact_finished,
+            "plan_seconds": round(seconds, 4),
+        })
+
+
+PASS = PassInfo(
+    name="arena-plan",
+    summary="plan every transient slice's offset in the arena (replaces IREE's slice packing)",
+    run=arena_plan,
+    options=Options,
+    phase="stream",
+)

@@ -1,0 +1,242 @@
+"""Arena planning: an offset for every transient slice, as tight as the lifetimes allow.
+
+Pure Python over (start, end, size) intervals, `end` inclusive as in IREE's
+`stream.resource.pack`. Two slices conflict when their lifetimes overlap; conflicting slices
+must not share a byte. No arena can be smaller than LOAD, the most bytes alive at one time.
+
+Methods (the planner keeps the smallest arena):
+- "iree": IREE 3.13's own layout-slices (slices in IR order, smallest fitting gap), for
+  reference, so the plan is never worse than IREE's.
+- "size": greedy by size with best fit (TFLite's arena planner, XLA's heap simulator).
+- "lifetime": greedy by longest lifetime, best fit.
+- "conflicts": greedy by conflicting bytes, best fit.
+- "exact": depth-first search over canonical placements (slices in any order, each at its
+  lowest free offset), bounded by a capacity of LOAD, in the spirit of MiniMalloc (Moffitt,
+  ASPLOS 2023); run only when the best heuristic is above LOAD, within a time limit.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Slice:
+    start: int
+    end: int  # inclusive
+    size: int
+
+    def overlaps(self, other: "Slice") -> bool:
+        return self.start <= other.end and other.start <= self.end
+
+
+@dataclass(frozen=True)
+class Plan:
+    offsets: tuple[int, ...]
+    size: int  # the arena's bytes, aligned
+    method: str
+
+
+@dataclass(frozen=True)
+class PlanReport:
+    plan: Plan
+    load: int
+    iree_size: int
+    sizes: dict  # method -> arena bytes, for every method that ran
+    exact_finished: bool | None  # None when the exact search did not run
+
+
+def align(value: int, alignment: int) -> int:
+    return (value + alignment - 1) // alignment * alignment
+
+
+def load(slices: list[Slice], alignment: int = 1) -> int:
+    """The most (aligned) bytes alive at one time."""
+    events: dict[int, int] = {}
+    for s in slices:
+        size = align(s.size, alignment)
+        events[s.start] = events.get(s.start, 0) + size
+        events[s.end + 1] = events.get(s.end + 1, 0) - size
+    live = best = 0
+    for t in sorted(events):
+        live += events[t]
+        best = max(best, live)
+    return best
+
+
+def verify(slices: list[Slice], offsets, alignment: int = 1, arena_size: int | None = None) -> list[str]:
+    """Problems with a plan: overlapping bytes of overlapping lifetimes, misaligned offsets,
+    slices past the arena's end. An empty list means the plan is valid."""
+    problems = []
+    if len(offsets) != len(slices):
+        return [f"{len(offsets)} offsets for {len(slices)} slices"]
+    for i, (s, o) in enumerate(zip(slices, offsets)):
+        if o < 0 or o % alignment:
+            problems.append(f"slice {i} at offset {o} is not {alignment}-byte aligned")
+        if arena_size is not None and o + s.size > arena_size:
+            problems.append(f"slice {i} [{o}, {o + s.size}) ends past the arena ({arena_size} B)")
+    by_start = sorted(range(len(slices)), key=lambda i: slices[i].start)
+    active: list[int] = []
+    for i in by_start:
+        active = [j for j in active if slices[j].end >= slices[i].start]
+        for j in active:
+            if offsets[i] < offsets[j] + slices[j].size and offsets[j] < offsets[i] + slices[i].size:
+                problems.append(f"slices {j} and {i} are alive together and share bytes")
+        active.append(i)
+    return problems
+
+
+def _conflicts(slices: list[Slice]) -> list[list[int]]:
+    """For each slice, the slices whose lifetimes overlap it (sweep over start times)."""
+    result: list[list[int]] = [[] for _ in slices]
+    by_start = sorted(range(len(slices)), key=lambda i: (slices[i].start, i))
+    active: list[int] = []
+    for i in by_start:
+        active = [j for j in active if slices[j].end >= slices[i].start]
+        for j in active:
+            result[i].append(j)
+            result[j].append(i)
+        active.append(i)
+    return result
+
+
+def iree_layout(slices: list[Slice], alignment: int) -> Plan:
+    """IREE 3.13's layout-slices, reimplemented: in order, the smallest gap among the
+    reservations that overlap in time, else on top of them."""
+    reservations: list[tuple[int, int, int]] = []  # (offset, aligned size, slice index), by offset
+    offsets = [0] * len(slices)
+    highwater = 0
+    for i, s in enumerate(slices):
+        size = align(s.size, alignment)
+        best, best_fit, current = None, None, 0
+        for offset, rsize, j in reservations:
+            if not slices[j].overlaps(s):
+                continue
+            aligned = align(current, alignment)
+            if aligned + size <= offset and (best_fit is None or offset - aligned < best_fit):
+                best, best_fit = aligned, offset - current
+            current = max(current, offset + rsize)
+        if best is None:
+            best = align(current, alignment)
+        reservations.append((best, size, i))
+        reservations.sort(key=lambda r: r[0])
+        offsets[i] = best
+        highwater = max(highwater, best + size)
+    return Plan(tuple(offsets), align(highwater, alignment), "iree")
+
+
+def _best_fit(slices: list[Slice], order: list[int], conflicts, alignment: int, method: str) -> Plan:
+    """Places slices in `order`, each in the smallest gap left by the conflicting slices
+    placed so far (lowest offset on ties), else on top of them."""
+    offsets: list[int | None] = [None] * len(slices)
+    for i in order:
+        size = align(slices[i].size, alignment)
+        placed = sorted((offsets[j], align(slices[j].size, alignment)) for j in conflicts[i] if offsets[j] is not None)
+        best, best_gap, current = None, None, 0
+        for offset, psize in placed:
+            gap = offset - current
+            if gap >= size and (best_gap is None or gap < best_gap):
+                best, best_gap = current, gap
+            current = max(current, offset + psize)
+        offsets[i] = best if best is not None else current
+    top = max((o + align(s.size, alignment) for o, s in zip(offsets, slices)), default=0)
+    return Plan(tuple(offsets), align(top, alignment), method)
+
+
+def greedy_by_size(slices, conflicts, alignment):
+    order = sorted(range(len(slices)), key=lambda i: (-slices[i].size, slices[i].start, i))
+    return _best_fit(slices, order, conflicts, alignment, "size")
+
+
+def greedy_by_lifetime(slices, conflicts, alignment):
+    order = sorted(range(len(slices)), key=lambda i: (-(slices[i].end - slices[i].start), -slices[i].size, i))
+    return _best_fit(slices, order, conflicts, alignment, "lifetime")
+
+
+def greedy_by_conflicts(slices, conflicts, alignment):
+    weight = [sum(slices[j].size for j in conflicts[i]) + slices[i].size for i in range(len(slices))]
+    order = sorted(range(len(slices)), key=lambda i: (-weight[i], -slices[i].size, i))
+    return _best_fit(slices, order, conflicts, alignment, "conflicts")
+
+
+HEURISTICS = (greedy_by_size, greedy_by_lifetime, greedy_by_conflicts)
+
+
+def exact_search(slices: list[Slice], conflicts, alignment: int, capacity: int, deadline: float) -> Plan | None:
+    """A plan within `capacity` bytes, or None if there is none or time runs out first.
+
+    Depth-first over which slice to place next, each at its lowest free offset: every plan can
+    be rebuilt that way (take its slices by offset; each lands at or below where it was), so the
+    search is complete. Pruned by the capacity (a slice's lowest free offset only rises as
+    others are placed) and by remembering placements already explored.
+    """
+    sizes = [align(s.size, alignment) for s in slices]
+    offsets: dict[int, int] = {}
+    explored: set = set()
+    steps = [0]
+
+    def lowest(i: int) -> int:
+        x = 0
+        for o, s in sorted((offsets[j], sizes[j]) for j in conflicts[i] if j in offsets):
+            if x + sizes[i] <= o:
+                break
+            x = max(x, o + s)
+        return x
+
+    def search() -> bool:
+        if len(offsets) == len(slices):
+            return True
+        key = frozenset(offsets.items())
+        if key in explored:
+            return False
+        explored.add(key)
+        steps[0] += 1
+        if steps[0] % 256 == 0 and time.monotonic() > deadline:
+            raise TimeoutError
+        candidates = []
+        for i in range(len(slices)):
+            if i not in offsets:
+                x = lowest(i)
+                if x + sizes[i] > capacity:
+                    return False  # it only rises as more slices are placed
+                candidates.append((x, -sizes[i], slices[i].start, i))
+        for x, _, _, i in sorted(candidates):
+            offsets[i] = x
+            if search():
+                return True
+            del offsets[i]
+        return False
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 2 * len(slices) + 100))
+    try:
+        found = search()
+    except TimeoutError:
+        return None
+    finally:
+        sys.setrecursionlimit(limit)
+    if not found:
+        return None
+    return Plan(tuple(offsets[i] for i in range(len(slices))), align(capacity, alignment), "exact")
+
+
+def plan_arena(slices: list[Slice], alignment: int = 64, time_limit_s: float = 1.0, exact_limit: int = 2000) -> PlanReport:
+    """Runs every method and keeps the smallest arena (IREE's own layout included)."""
+    conflicts = _conflicts(slices)
+    lower = align(load(slices, alignment), alignment)
+    plans = [iree_layout(slices, alignment)] + [h(slices, conflicts, alignment) for h in HEURISTICS]
+    best = min(plans, key=lambda p: (p.size, p.method != "size"))
+    exact_finished = None
+    if best.size > lower and len(slices) <= exact_limit:
+        found = exact_search(slices, conflicts, alignment, lower, time.monotonic() + time_limit_s)
+        exact_finished = found is not None
+        if found is not None:
+            plans.append(found)
+            best = found
+    for plan in plans:
+        problems = verify(slices, plan.offsets, alignment, plan.size)
+        assert not problems, f"{plan.method} made an invalid plan: {problems[0]}"
+    iree_size = plans[0].size
+    return PlanReport(best, lower, iree_size, {p.method: p.size for p in plans}, exact_finished)

@@ -1,0 +1,21 @@
+// A pack with a dynamic slice size cannot be planned: by default IREE's packing stays, with a
+// warning that says why; with strict=true it is an error.
+// RUN: schedc-opt %s --passes=arena-plan 2>&1 | filecheck %s
+// RUN: not schedc-opt %s --passes="arena-plan{strict=true}" 2>&1 | filecheck %s --check-prefix=STRICT
+// RUN: not schedc-opt %s --passes="arena-plan{alignment=48}" 2>&1 | filecheck %s --check-prefix=ALIGN
+
+// CHECK: arena-plan-error.mlir:[[# @LINE + 8]]:{{[0-9]+}}: warning: arena-plan left IREE's packing in place: 1 of its 2 slices have dynamic sizes
+// CHECK: util.func public @dynamic
+// CHECK: stream.resource.pack
+// STRICT: arena-plan-error.mlir:[[# @LINE + 5]]:{{[0-9]+}}: error: arena-plan cannot plan this pack: 1 of its 2 slices have dynamic sizes
+// STRICT-NOT: util.func
+// ALIGN: schedc-opt: error: pass 'arena-plan': alignment must be a power of two, got 48
+util.func public @dynamic(%n: index) -> (index, index) {
+  %c64 = arith.constant 64 : index
+  %total, %a, %b = stream.resource.pack slices({
+    [0, 1] = %c64,
+    [1, 2] = %n
+  }) : index
+  %arena, %ready = stream.resource.alloca uninitialized : !stream.resource<transient>{%total} => !stream.timepoint
+  util.return %a, %b : index, index
+}
