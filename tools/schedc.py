@@ -33,6 +33,7 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--cpu", help="CPU to generate code for (default host)")
     p.add_argument("--report", metavar="PATH.json", help="write what schedc decided and IREE's transient bytes with and without it")
     p.add_argument("--summary", action="store_true", help="print a short summary of the report")
+    p.add_argument("--verify-plan", action="store_true", help="check every arena plan: no shared bytes between live slices, alignment")
     p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="an extra flag for iree-compile (repeatable)")
     return p
 
@@ -87,6 +88,7 @@ def cmd_compile(args) -> int:
         dump_phases=args.dump_phases,
         iree_flags=tuple(args.iree_flag),
         report=bool(args.report or args.summary),
+        verify_plan=args.verify_plan,
     )
     result = compile_with_options(str(input_path), options)
     write_atomically(output, result.output)

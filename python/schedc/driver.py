@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from iree.compiler import ir
@@ -48,6 +48,7 @@ class CompileOptions:
     dump_phases: str | None = None
     iree_flags: tuple[str, ...] = ()
     report: bool = False  # also compile without schedc to the stream phase, to compare
+    verify_plan: bool = False  # check every arena plan (arena-plan{verify=true})
 
 
 @dataclass
@@ -100,6 +101,10 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
 
     pipeline_text = DEFAULT_PIPELINE if options.passes is None else options.passes
     invocations = parse_pipeline(pipeline_text, REGISTRY) if options.schedc_passes else []
+    if options.verify_plan:
+        invocations = [
+            replace(i, options=replace(i.options, verify=True)) if i.name == "arena-plan" else i for i in invocations
+        ]
     flow_passes = [i for i in invocations if REGISTRY[i.name].phase == "flow"]
     stream_passes = [i for i in invocations if REGISTRY[i.name].phase == "stream"]
     work = Path(tempfile.mkdtemp(prefix="schedc-"))

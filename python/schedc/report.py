@@ -40,6 +40,16 @@ def summary_lines(report: dict) -> list[str]:
                 + (f" (optimum {optimum:,} B)" if optimum is not None else " (optimum unknown)")
                 + ";"
             )
+        arenas = entry.get("arena-plan")
+        if arenas:
+            load = sum(a["load_bytes"] for a in arenas)
+            planned = sum(a["schedc_bytes"] for a in arenas)
+            packed = sum(a["iree_bytes"] for a in arenas)
+            methods = "+".join(sorted({a["method"] for a in arenas}))
+            parts.append(
+                f"arena {planned:,} B ({planned / load:.3f}x LOAD {load:,} B, '{methods}'; IREE's packing {packed:,} B);"
+                if load else f"arena {planned:,} B;"
+            )
         iree = entry.get("iree_transient_bytes")
         if iree:
             before, after = iree["without_schedc"], iree["with_schedc"]

@@ -28,7 +28,7 @@ util.func public @reuse() -> (index, index, index) {
 
 // CHECK-LABEL: util.func public @aligned
 //   CHECK-DAG:   arith.constant 128 : index
-//       CHECK:   sched.arena_offsets = array<i64: 64, 0>, sched.arena_size = 128 : i64
+//       CHECK:   sched.arena_offsets = array<i64: 0, 64>, sched.arena_size = 128 : i64
 util.func public @aligned() -> (index, index) {
   %c10 = arith.constant 10 : index
   %c60 = arith.constant 60 : index

@@ -24,7 +24,7 @@ _spec.loader.exec_module(bench_models)
 def test_numerics_unchanged_and_memory_not_worse(name, tmp_path):
     model, args = bench_models.SUITE[name]()
     mlir = schedc.import_torch(model, *args)
-    result = compile_with_options(mlir, CompileOptions(resolve_target("llvm-cpu"), report=True))
+    result = compile_with_options(mlir, CompileOptions(resolve_target("llvm-cpu"), report=True, verify_plan=True))
     path = tmp_path / f"{name}.vmfb"
     path.write_bytes(result.output)
     actual = schedc.load(path).forward(*[a.numpy() for a in args])
