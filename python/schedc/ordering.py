@@ -138,34 +138,30 @@ def program_order(problem: MemoryProblem) -> list[int]:
     return list(problem.program)
 
 
-def depth_first(problem: MemoryProblem) -> list[int]:
-    """Follows the most recently readied node: finishes one branch before starting the next."""
+def _by_readiness(problem: MemoryProblem, newest_first: bool) -> list[int]:
+    """Runs the node that became ready most recently (or longest ago); among nodes readied
+    together, the lower index first."""
     readied: dict[int, int] = {}
-    clock = [0]
 
     def choose(state: _State, candidates) -> int:
         for v in sorted(state.ready):
-            if v not in readied:
-                clock[0] += 1
-                readied[v] = clock[0] * problem.count + (problem.count - v)  # later first, then lower index
-        return max(candidates, key=lambda v: readied[v])
+            readied.setdefault(v, len(readied))
+        if newest_first:
+            newest = max(readied[v] for v in candidates)
+            return min(v for v in candidates if readied[v] == newest)
+        return min(candidates, key=lambda v: readied[v])
 
     return _list_schedule(problem, choose, defer_sources=True)
+
+
+def depth_first(problem: MemoryProblem) -> list[int]:
+    """Follows the most recently readied node: finishes one branch before starting the next."""
+    return _by_readiness(problem, newest_first=True)
 
 
 def breadth_first(problem: MemoryProblem) -> list[int]:
     """Runs nodes in the order they became ready: level by level."""
-    readied: dict[int, int] = {}
-    clock = [0]
-
-    def choose(state: _State, candidates) -> int:
-        for v in sorted(state.ready):
-            if v not in readied:
-                clock[0] += 1
-                readied[v] = clock[0]
-        return min(candidates, key=lambda v: readied[v])
-
-    return _list_schedule(problem, choose, defer_sources=True)
+    return _by_readiness(problem, newest_first=False)
 
 
 def greedy_peak(problem: MemoryProblem) -> list[int]:
