@@ -10,7 +10,8 @@ from .sched import (
     STRATEGY,
     STREAM,
     WAVE,
+    WAVES,
     SchedAttr,
 )
 
-__all__ = ["ALL", "ARENA_LOAD", "ARENA_METHOD", "ARENA_OFFSETS", "ARENA_SIZE", "POSITION", "STRATEGY", "STREAM", "WAVE", "SchedAttr"]
+__all__ = ["ALL", "ARENA_LOAD", "ARENA_METHOD", "ARENA_OFFSETS", "ARENA_SIZE", "POSITION", "STRATEGY", "STREAM", "WAVE", "WAVES", "SchedAttr"]

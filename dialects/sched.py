@@ -54,4 +54,6 @@ ARENA_LOAD = SchedAttr("sched.arena_load", "int", "on a transient alloca: the mo
 ARENA_METHOD = SchedAttr("sched.arena_method", "str", "on a transient alloca: the planner method that won")
 ARENA_OFFSETS = SchedAttr("sched.arena_offsets", "ints", "on a transient alloca: each slice's offset")
 
-ALL = (POSITION, STRATEGY, STREAM, WAVE, ARENA_SIZE, ARENA_LOAD, ARENA_METHOD, ARENA_OFFSETS)
+WAVES = SchedAttr("sched.waves", "ints", "on a function: each flow.dispatch's wave, in order")
+
+ALL = (POSITION, STRATEGY, STREAM, WAVE, WAVES, ARENA_SIZE, ARENA_LOAD, ARENA_METHOD, ARENA_OFFSETS)

@@ -14,6 +14,8 @@ class PassContext:
     out: TextIO = field(default_factory=lambda: sys.stdout)
     # Per-pass findings for reports, e.g. {"memory-order": {"forward": {...}}}.
     records: dict = field(default_factory=dict)
+    # The target being compiled for (llvm-cpu, cuda, rocm, vulkan), for cost models.
+    target: str = ""
     # Warnings about the user's IR that do not stop the compile: (location, message).
     warnings: list = field(default_factory=list)
 

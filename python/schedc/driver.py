@@ -22,7 +22,14 @@ from pathlib import Path
 from iree.compiler import ir
 
 from .errors import CompileError, SchedcError
-from .iree_tools import STREAM_AFTER_ALLOCATION, STREAM_UNTIL_ALLOCATION, run_iree_compile, run_iree_opt
+from .iree_tools import (
+    STREAM_AFTER_ALLOCATION,
+    STREAM_ALLOCATION,
+    STREAM_UNTIL_ALLOCATION,
+    STREAM_UNTIL_ASYNC,
+    run_iree_compile,
+    run_iree_opt,
+)
 from .irio import module_text, parse_module, printable, read_source, write_atomically
 from .pipeline import PipelineError, parse_pipeline, run_pipeline
 from .targets import Target, resolve_target
@@ -32,6 +39,8 @@ PHASE_FILES = {  # phase -> file name in the work folder and in --dump-phases
     "input": "0-input.mlir",
     "flow": "1-flow.mlir",
     "schedc": "2-flow-schedc.mlir",
+    "async": "3a0-stream-async.mlir",
+    "async-schedc": "3a1-stream-async-schedc.mlir",
     "allocation": "3a-stream-allocation.mlir",
     "allocation-schedc": "3b-stream-allocation-schedc.mlir",
     "stream": "3-stream.mlir",
@@ -105,7 +114,11 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
         invocations = [
             replace(i, options=replace(i.options, verify=True)) if i.name == "arena-plan" else i for i in invocations
         ]
+    names = [i.name for i in invocations]
+    if "stream-schedule" in names and "stream-waves" not in names:
+        invocations += parse_pipeline("stream-waves", REGISTRY)  # carries its waves into IREE
     flow_passes = [i for i in invocations if REGISTRY[i.name].phase == "flow"]
+    async_passes = [i for i in invocations if REGISTRY[i.name].phase == "stream-async"]
     stream_passes = [i for i in invocations if REGISTRY[i.name].phase == "stream"]
     work = Path(tempfile.mkdtemp(prefix="schedc-"))
     keep_work = False
@@ -121,6 +134,7 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
 
         # 2. schedc's passes on the flow phase.
         context = PassContext(out=pass_output) if pass_output is not None else PassContext()
+        context.target = options.target.name
         scheduled = flow
         if flow_passes:
             scheduled = work / PHASE_FILES["schedc"]
@@ -133,12 +147,22 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
 
         # 3. IREE: flow -> stream, with schedc's stream-phase passes after allocation.
         stream = work / PHASE_FILES["stream"]
-        if stream_passes:
+        if stream_passes or async_passes:
             allocation = work / PHASE_FILES["allocation"]
             planned = work / PHASE_FILES["allocation-schedc"]
             stream_flags = [f for f in options.iree_flags if f.startswith("--iree-stream-")]
-            run_iree_opt([str(scheduled), *stream_flags, f"--pass-pipeline={STREAM_UNTIL_ALLOCATION}", "-o", str(allocation)], what="IREE's stream phase up to allocation")
-            _run_schedc_passes(allocation, planned, stream_passes, context)
+            if async_passes:
+                asynchronous = work / PHASE_FILES["async"]
+                waved = work / PHASE_FILES["async-schedc"]
+                run_iree_opt([str(scheduled), *stream_flags, f"--pass-pipeline={STREAM_UNTIL_ASYNC}", "-o", str(asynchronous)], what="IREE's stream phase up to its async pipeline")
+                _run_schedc_passes(asynchronous, waved, async_passes, context)
+                run_iree_opt([str(waved), *stream_flags, f"--pass-pipeline={STREAM_ALLOCATION}", "-o", str(allocation)], what="IREE's stream allocation")
+            else:
+                run_iree_opt([str(scheduled), *stream_flags, f"--pass-pipeline={STREAM_UNTIL_ALLOCATION}", "-o", str(allocation)], what="IREE's stream phase up to allocation")
+            if stream_passes:
+                _run_schedc_passes(allocation, planned, stream_passes, context)
+            else:
+                planned = allocation
             run_iree_opt([str(planned), *stream_flags, f"--pass-pipeline={STREAM_AFTER_ALLOCATION}", "-o", str(stream)], what="IREE's stream phase after allocation")
         else:
             run_iree_compile([str(scheduled), *target_flags, "--compile-from=flow", "--compile-to=stream", "-o", str(stream)], what="IREE's stream phase")

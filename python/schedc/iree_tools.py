@@ -73,6 +73,8 @@ def run_iree_opt(args: list[str], *, what: str) -> None:
 # IREE 3.13's stream phase (Dialect/Stream/Transforms/Passes.cpp), split where its cmd
 # sub-pipeline has made one `stream.resource.pack` per execution region and not yet packed
 # them (layout-slices): schedc's stream-phase passes run between the two halves.
+STREAM_UNTIL_ASYNC = "builtin.module(iree-stream-tensor-transformation-pipeline,iree-stream-async-transformation-pipeline)"
+STREAM_ALLOCATION = "builtin.module(iree-stream-schedule-allocation)"
 STREAM_UNTIL_ALLOCATION = (
     "builtin.module(iree-stream-tensor-transformation-pipeline,"
     "iree-stream-async-transformation-pipeline,iree-stream-schedule-allocation)"

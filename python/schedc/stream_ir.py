@@ -81,3 +81,25 @@ def packed_regions(text: str) -> list[PackedRegion]:
                     regions.append(PackedRegion(name, tuple(slices)))
                     inside = False
     return regions
+
+
+def concurrent_groups(text: str) -> dict[str, list[int]]:
+    """Per function, the number of dispatches in each `stream.cmd.concurrent` of stream-phase
+    IR after allocation (the waves IREE runs concurrently), in program order."""
+    result: dict[str, list[int]] = {}
+    for name, lines in _functions(text):
+        groups, depth, inside = [], 0, None
+        for line in lines:
+            if inside is None and "stream.cmd.concurrent" in line:
+                inside, depth = 0, line.count("{") - line.count("}")
+                continue
+            if inside is not None:
+                if "stream.cmd.dispatch" in line:
+                    inside += 1
+                depth += line.count("{") - line.count("}")
+                if depth <= 0:
+                    groups.append(inside)
+                    inside = None
+        if groups:
+            result[name] = groups
+    return result

@@ -1,0 +1,133 @@
+"""stream-schedule: decide which kernels run concurrently, within a memory budget.
+
+Per function: each kernel's time from the roofline cost model (`schedc.costs`), the
+memory-aware order (as memory-order finds it) as the fallback, then a list schedule on
+`streams` streams (`schedc.waves`). Its waves become the op order, wave by wave, with the
+function's partitioning set so that IREE's stream phase groups exactly those ops into each
+`stream.cmd.concurrent` (IREE opens a wave where an op feeds the one after it; schedc puts a
+feeding op at the end of each wave). Kernels get `sched.wave` and `sched.stream`.
+
+    mode=min-memory        one kernel at a time, in the memory-aware order
+    mode=max-concurrency   as many as the streams allow (at most 32 a wave on CUDA graphs)
+    mode=balanced          concurrency while the waves' live bytes stay within memory-budget
+                           (default: 1.2x the min-memory peak)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from iree.compiler import ir
+
+from schedc.costs import PEAKS, executable_functions, node_cost
+from schedc.dialects.sched import STREAM, WAVE, WAVES
+from schedc.extract import body_ops, build_kernel_graph, function_ops
+from schedc.ordering import best_order
+from schedc.waves import MODES, schedule
+
+from ._base import PassInfo
+from .memory_order import SERIAL_PARTITIONING, apply_order
+
+_IN_PLACE_FILL_USERS = ("flow.dispatch", "flow.tensor.update")
+_FILLS = ("flow.tensor.splat", "flow.tensor.empty")
+
+
+@dataclass(frozen=True)
+class Options:
+    mode: str = "balanced"
+    streams: int = 4
+    memory_budget: int = 0  # bytes; 0: 1.2x the min-memory peak (balanced only)
+    target: str = ""  # llvm-cpu, cuda, rocm, vulkan; empty: the target being compiled (cuda in schedc-opt)
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise ValueError(f"unknown mode '{self.mode}'; valid: {', '.join(MODES)}")
+        if not 1 <= self.streams <= 64:
+            raise ValueError(f"streams must be between 1 and 64, got {self.streams}")
+        if self.memory_budget < 0:
+            raise ValueError(f"memory-budget must be >= 0, got {self.memory_budget}")
+        if self.target and self.target not in PEAKS:
+            raise ValueError(f"unknown target '{self.target}'; valid: {', '.join(PEAKS)}")
+
+
+def split_shared_fills(func) -> None:
+    """Gives every in-place writer of a shared fill (splat, empty) a fill of its own, just
+    before it: what IREE's copy-on-write would do, but where the schedule wants it."""
+    for op in body_ops(func):
+        if op.name not in _FILLS:
+            continue
+        uses = [(use.owner, use.operand_number) for use in op.results[0].uses]
+        if len(uses) < 2:
+            continue
+        for owner, index in uses[1:]:
+            owner = owner.operation
+            if owner.name not in _IN_PLACE_FILL_USERS:
+                continue
+            clone = op.clone(ir.InsertionPoint(owner))
+            owner.operands[index] = clone.results[0]
+
+
+def stream_schedule(module, pass_, options: Options, context) -> None:
+    records = context.records.setdefault("stream-schedule", {})
+    target = options.target or getattr(context, "target", "") or "cuda"
+    peaks = PEAKS[target]
+    max_wave = 32 if target == "cuda" else 64
+    bodies = executable_functions(module)
+    for func in function_ops(module):
+        started = time.perf_counter()
+        split_shared_fills(func)
+        graph = build_kernel_graph(func)
+        if not graph.kernels:
+            continue
+        ops = body_ops(func)
+        # Fills are scheduled with the kernel that writes into them (see schedc.waves).
+        # An update IREE writes in place (source and target one buffer) copies nothing.
+        seconds = [
+            0.0 if op.name in _FILLS or (op.name == "flow.tensor.update" and len(node.uses) <= 1)
+            else node_cost(op, bodies).seconds(peaks)
+            for op, node in zip(ops, graph.nodes)
+        ]
+        memory = best_order(graph)
+        plan = schedule(graph, seconds, options.mode, options.streams, options.memory_budget or None, max_wave, memory.order)
+        apply_order(func, list(plan.order))
+        stream_of = {slot.node: slot.stream for slot in plan.slots}
+        wave_of: dict[int, int] = {}
+        for w, wave in enumerate(plan.waves):
+            for n in wave:
+                wave_of[n] = w
+                WAVE.set(ops[n], w)
+                STREAM.set(ops[n], stream_of.get(n, 0))
+        # For stream-waves: each dispatch's wave in the new order (IREE keeps function attributes).
+        dispatches = [n for n in plan.order if ops[n].name == "flow.dispatch"]
+        WAVES.set(func, [wave_of.get(n, -1) for n in dispatches])
+        with func.context:
+            # IREE's own waves stay off: stream-waves builds schedc's in the stream phase.
+            func.attributes["stream.partitioning"] = ir.Attribute.parse(SERIAL_PARTITIONING)
+        timeline: dict[int, list] = {}
+        for slot in plan.slots:
+            timeline.setdefault(slot.stream, []).append(
+                [graph.nodes[slot.node].label, round(slot.start * 1e6, 3), round(slot.end * 1e6, 3)]
+            )
+        records[graph.function] = {
+            "mode": options.mode,
+            "streams": options.streams,
+            "target": target,
+            "peaks": peaks.name,
+            "memory_budget_bytes": options.memory_budget or None,
+            "estimated_makespan_us": round(plan.makespan * 1e6, 3),
+            "estimated_wave_makespan_us": round(plan.wave_makespan * 1e6, 3),
+            "estimated_peak_bytes": plan.peak_bytes,
+            "min_memory_peak_bytes": memory.peak,
+            "waves": [len(w) for w in plan.waves],
+            "timeline_us": {f"stream {s}": slots for s, slots in sorted(timeline.items())},
+            "pass_seconds": round(time.perf_counter() - started, 4),
+        }
+
+
+PASS = PassInfo(
+    name="stream-schedule",
+    summary="choose which kernels run concurrently (waves on streams) within a memory budget",
+    run=stream_schedule,
+    options=Options,
+)
