@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import random
+import sys
 from pathlib import Path
 
 import torch
@@ -15,6 +16,7 @@ from torch import nn
 
 _spec = importlib.util.spec_from_file_location("schedc_examples", Path(__file__).resolve().parents[1] / "examples" / "models.py")
 _examples = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("schedc_examples", _examples)  # torch.compile re-imports model modules by name
 _spec.loader.exec_module(_examples)
 
 

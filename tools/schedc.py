@@ -34,6 +34,7 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="PATH.json", help="write what schedc decided and IREE's transient bytes with and without it")
     p.add_argument("--summary", action="store_true", help="print a short summary of the report")
     p.add_argument("--verify-plan", action="store_true", help="check every arena plan: no shared bytes between live slices, alignment")
+    p.add_argument("--execution", default="streams", choices=("streams", "graphs"), help="how cuda/hip run the module: on one stream, or as graphs with concurrent branches")
     p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="an extra flag for iree-compile (repeatable)")
     return p
 
@@ -51,6 +52,7 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("module", help="a .vmfb file")
     p.add_argument("--function", default="forward")
     p.add_argument("--device", default="local-task", help="local-task (default), local-sync, cuda, hip or vulkan")
+    p.add_argument("--execution", choices=("streams", "graphs"), help="cuda/hip: the module's mode by default")
     p.add_argument("--input", action="append", default=[], help="@file.npy, or SHAPExDTYPE=VALUE such as 4x16xf32=1")
     p.add_argument("--output", action="append", default=[], help="@file.npy to save each output, in order")
     return p
@@ -89,6 +91,7 @@ def cmd_compile(args) -> int:
         iree_flags=tuple(args.iree_flag),
         report=bool(args.report or args.summary),
         verify_plan=args.verify_plan,
+        execution=args.execution,
     )
     result = compile_with_options(str(input_path), options)
     write_atomically(output, result.output)
@@ -123,7 +126,7 @@ def cmd_run(args) -> int:
     from schedc.runtime import load, summarize
 
     inputs = [parse_input(text) for text in args.input]
-    module = load(args.module, device=args.device)
+    module = load(args.module, device=args.device, execution=args.execution)
     function = module[args.function]
     results = function(*inputs)
     results = results if isinstance(results, tuple) else (results,)

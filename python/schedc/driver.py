@@ -41,6 +41,7 @@ PHASE_FILES = {  # phase -> file name in the work folder and in --dump-phases
     "schedc": "2-flow-schedc.mlir",
     "async": "3a0-stream-async.mlir",
     "async-schedc": "3a1-stream-async-schedc.mlir",
+    "marked": "2-flow-execution.mlir",
     "allocation": "3a-stream-allocation.mlir",
     "allocation-schedc": "3b-stream-allocation-schedc.mlir",
     "stream": "3-stream.mlir",
@@ -58,6 +59,9 @@ class CompileOptions:
     iree_flags: tuple[str, ...] = ()
     report: bool = False  # also compile without schedc to the stream phase, to compare
     verify_plan: bool = False  # check every arena plan (arena-plan{verify=true})
+    # "graphs": CUDA/HIP graphs run concurrent waves as parallel branches; needs IREE's indirect
+    # command buffers off, and the module says so (see schedc.runtime.load).
+    execution: str = "streams"
 
 
 @dataclass
@@ -84,6 +88,7 @@ def compile(
     cpu: str | None = None,
     pass_output=None,
     report: str | None = None,
+    execution: str = "streams",
 ) -> bytes | str:
     """Compiles MLIR (a path, text, or a torch-mlir module) and returns the .vmfb or IR text.
 
@@ -92,7 +97,7 @@ def compile(
     """
     if not isinstance(target, Target):
         target = resolve_target(target, cuda_arch=cuda_arch, rocm_arch=rocm_arch, vulkan_target=vulkan_target, cpu=cpu)
-    options = CompileOptions(target, passes, schedc_passes, emit, dump_phases, tuple(iree_flags), report=bool(report))
+    options = CompileOptions(target, passes, schedc_passes, emit, dump_phases, tuple(iree_flags), report=bool(report), execution=execution)
     result = compile_with_options(source, options, pass_output=pass_output)
     if output:
         write_atomically(output, result.output)
@@ -124,7 +129,11 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
     keep_work = False
     try:
         input_path, source_name = _stage_input(source, work)
+        if options.execution not in ("streams", "graphs"):
+            raise CompileError(f"unknown execution '{options.execution}'; valid: streams, graphs")
         target_flags = options.target.iree_flags() + list(options.iree_flags)
+        if options.execution == "graphs":
+            target_flags.append("--iree-hal-indirect-command-buffers=false")
         result = CompileResult(output=b"")
 
         # 1. IREE: input -> flow.
@@ -141,6 +150,10 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
             _run_schedc_passes(flow, scheduled, flow_passes, context)
             result.phases["schedc"] = scheduled
         result.records = context.records
+        if options.execution == "graphs":
+            marked = work / PHASE_FILES["marked"]
+            _mark_execution(scheduled, marked, options.execution)
+            scheduled = marked
         if options.emit == "flow" and not options.report:
             result.output = scheduled.read_text()
             return result
@@ -191,6 +204,22 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
             _dump(work, Path(options.dump_phases))
         if not keep_work:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _mark_execution(source: Path, destination: Path, execution: str) -> None:
+    """Records the execution mode in the exported functions' reflection, for the runtime."""
+    module = parse_module(printable(source.read_text()), str(source), ir.Context())
+    with module.context:
+        for op in module.regions[0].blocks[0].operations:
+            op = op.operation
+            if op.name == "util.func" and "iree.abi.stub" in op.attributes:
+                entries = {}
+                if "iree.reflection" in op.attributes:
+                    old = ir.DictAttr(op.attributes["iree.reflection"])
+                    entries = {old[i].name: old[i].attr for i in range(len(old))}
+                entries["schedc.execution"] = ir.StringAttr.get(execution)
+                op.attributes["iree.reflection"] = ir.DictAttr.get(entries)
+    destination.write_text(module_text(module))
 
 
 def _run_schedc_passes(source: Path, destination: Path, invocations, context) -> None:

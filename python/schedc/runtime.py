@@ -10,6 +10,29 @@ import numpy as np
 from .errors import RuntimeLoadError, SchedcError
 
 DEVICES = ("local-task", "local-sync", "cuda", "hip", "vulkan")
+EXECUTIONS = ("streams", "graphs")
+# IREE reads its driver flags once, when a process creates its first device of that driver:
+# the execution mode each GPU driver was started with in this process.
+_STARTED: dict[str, str] = {}
+
+
+def _start_driver(driver: str, execution: str) -> None:
+    """Sets the driver's command-buffer mode before its first device exists."""
+    import iree.runtime as rt
+
+    if driver not in ("cuda", "hip"):
+        if execution == "graphs":
+            raise RuntimeLoadError(f"execution='graphs' is for the cuda and hip drivers, not '{driver}'")
+        return
+    started = _STARTED.get(driver)
+    if started is not None and started != execution:
+        raise RuntimeLoadError(
+            f"this process already runs {driver} in {started} mode; IREE reads the mode once per "
+            f"process: load the module with execution='{execution}' in a new process"
+        )
+    if started is None:
+        rt.flags.parse_flags(f"--{driver}_use_streams={'true' if execution == 'streams' else 'false'}")
+        _STARTED[driver] = execution
 
 
 def available_drivers() -> list[str]:
@@ -72,28 +95,96 @@ class Function:
             raise SchedcError(f"calling {self.name} failed: {_first_line(e)}") from None
         single = not isinstance(results, (tuple, list))
         outputs = [results] if single else list(results)
-        outputs = [_to_host(o) for o in outputs]
-        if torch_in:
-            import torch
+        return _as_results([_to_host(o) for o in outputs], torch_in, single)
 
-            outputs = [torch.from_numpy(np.ascontiguousarray(o)) if isinstance(o, np.ndarray) else o for o in outputs]
-        return outputs[0] if single else tuple(outputs)
+    def async_(self, *args) -> "PendingCall":
+        """Queues the call and returns at once; `.wait()` gives the results.
+
+        Uses the module's `<name>$async` export (IREE's coarse-fences ABI): the inputs are
+        copied to the device, the work is queued, and the call signals a fence when done."""
+        import iree.runtime as rt
+
+        module = self._module
+        async_name = f"{self.name}$async"
+        vm_function = module._vm_module.lookup_function(async_name)
+        if vm_function is None:
+            raise RuntimeLoadError(f"{self.name} has no asynchronous export ({async_name}) in this module")
+        device = module._config.device
+        inputs = [rt.asdevicearray(device, _to_numpy(a)) for a in args]
+        semaphore = device.create_semaphore(0)
+        ready, done = rt.HalFence.create_at(semaphore, 0), rt.HalFence.create_at(semaphore, 1)
+        arguments = rt.VmVariantList(len(inputs) + 2)
+        for array in inputs:
+            arguments.push_ref(array._buffer_view)
+        arguments.push_ref(ready)
+        arguments.push_ref(done)
+        results = rt.VmVariantList(4)
+        try:
+            module._context.vm_context.invoke(vm_function, arguments, results)
+        except (RuntimeError, ValueError) as e:
+            raise SchedcError(f"calling {async_name} failed: {_first_line(e)}") from None
+        return PendingCall(device, done, results, inputs, any(_is_torch(a) for a in args))
+
+
+class PendingCall:
+    """A queued call: `wait()` blocks until the device is done and returns its results."""
+
+    def __init__(self, device, fence, results, inputs, torch_out: bool):
+        self._device, self._fence, self._results = device, fence, results
+        self._inputs = inputs  # keeps the device copies of the inputs alive until done
+        self._torch = torch_out
+
+    def done(self) -> bool:
+        """Whether the device has finished, without waiting."""
+        return bool(self._fence.wait(timeout=0))
+
+    def wait(self):
+        import iree.runtime as rt
+
+        self._fence.wait()
+        outputs = [
+            rt.DeviceArray(self._device, self._results.get_as_object(i, rt.HalBufferView)).to_host()
+            for i in range(self._results.size)
+        ]
+        return _as_results(outputs, self._torch, len(outputs) == 1)
+
+
+def _as_results(outputs, torch_out: bool, single: bool):
+    if torch_out:
+        import torch
+
+        outputs = [torch.from_numpy(np.ascontiguousarray(o)) if isinstance(o, np.ndarray) else o for o in outputs]
+    return outputs[0] if single else tuple(outputs)
 
 
 class Module:
     """A compiled .vmfb loaded on one device; its exported functions are attributes."""
 
-    def __init__(self, path: str, device: str):
+    def __init__(self, path: str, device: str, execution: str | None = None):
         import iree.runtime as rt
 
         if not Path(path).is_file():
             raise RuntimeLoadError(f"{path}: no such file")
+        if execution is not None and execution not in EXECUTIONS:
+            raise RuntimeLoadError(f"unknown execution '{execution}'; valid: {', '.join(EXECUTIONS)}")
+        driver = device.split(":")[0]
+        built_for = _module_execution(path)
+        if execution == "graphs" and built_for != "graphs":
+            raise RuntimeLoadError(
+                f"{path} was compiled for streams execution: graph execution needs a module compiled "
+                f"with execution='graphs' (schedc --execution=graphs), which turns IREE's indirect "
+                f"command buffers off"
+            )
+        self.execution = execution or (built_for if driver in ("cuda", "hip") else "streams")
+        if driver in available_drivers():
+            _start_driver(driver, self.execution)
         self.device_name = device
         self._config = _create_config(device)
         try:
             vm_module = rt.VmModule.mmap(self._config.vm_instance, str(path))
         except (RuntimeError, ValueError) as e:
             raise RuntimeLoadError(f"{path}: not a loadable IREE module ({_first_line(e)})") from None
+        self._vm_module = vm_module
         self.vm_name = vm_module.name
         try:
             self._context = rt.SystemContext(vm_modules=[vm_module], config=self._config)
@@ -126,9 +217,29 @@ class Module:
         return self.functions[name]
 
 
-def load(path: str, device: str = "local-task") -> Module:
-    """Loads a compiled module on `device` (local-task, local-sync, cuda, hip or vulkan)."""
-    return Module(str(path), device)
+def load(path: str, device: str = "local-task", execution: str | None = None) -> Module:
+    """Loads a compiled module on `device` (local-task, local-sync, cuda, hip or vulkan).
+
+    `execution` ("streams" or "graphs", for cuda and hip) chooses how IREE replays command
+    buffers: on the device's one stream, or as graphs whose concurrent waves run as parallel
+    branches. By default, the mode the module was compiled for."""
+    return Module(str(path), device, execution)
+
+
+def _module_execution(path: str) -> str:
+    """The execution mode recorded in a module by `schedc.compile(..., execution=...)`."""
+    import iree.runtime as rt
+
+    instance = rt.VmInstance()
+    try:
+        vm_module = rt.VmModule.mmap(instance, str(path))
+    except (RuntimeError, ValueError):
+        return "streams"  # not a module: the load below says so
+    for name in vm_module.function_names:
+        function = vm_module.lookup_function(name)
+        if function is not None and "schedc.execution" in function.reflection:
+            return function.reflection["schedc.execution"]
+    return "streams"
 
 
 def _is_torch(value) -> bool:
