@@ -4,7 +4,7 @@
 // RUN: schedc %s --target=cuda --passes="memory-order,stream-schedule{mode=max-concurrency},arena-plan" --emit=stream -o - | filecheck %s
 // RUN: schedc %s --target=cuda --passes="memory-order,stream-schedule{mode=min-memory},arena-plan" --emit=stream -o - | filecheck %s --check-prefix=SERIAL
 // RUN: schedc %s --passes="memory-order,stream-schedule{mode=max-concurrency},arena-plan" -o %t.vmfb
-// RUN: schedc run %t.vmfb --function=branches --input=256xf32=1 --input=256x256xf32=0.5 | filecheck %s --check-prefix=RUN
+// RUN: schedc run %t.vmfb --function=branches --input=256xf32=1 --input=256x256xf32=0.5 | filecheck %s --check-prefix=NUMBERS
 
 // CHECK-LABEL: util.func public @branches(
 //       CHECK: stream.cmd.concurrent
@@ -13,7 +13,7 @@
 //  CHECK-COUNT-4: stream.cmd.dispatch @branches_dispatch_{{[0-9]+}}
 //   CHECK-NOT: stream.cmd.dispatch
 // SERIAL-NOT: stream.cmd.concurrent
-// RUN: result[0]: 256xfloat32 min=640 max=640 mean=640
+// NUMBERS: result[0]: 256xfloat32 min=640 max=640 mean=640
 func.func @branches(%a: tensor<256xf32>, %w: tensor<256x256xf32>) -> tensor<256xf32> {
   %zero = arith.constant 0.0 : f32
   %init = tensor.empty() : tensor<256xf32>
