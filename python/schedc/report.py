@@ -40,6 +40,14 @@ def summary_lines(report: dict) -> list[str]:
                 + (f" (optimum {optimum:,} B)" if optimum is not None else " (optimum unknown)")
                 + ";"
             )
+        plan = entry.get("stream-schedule")
+        if plan:
+            wide = [w for w in plan["waves"] if w > 1]
+            parts.append(
+                f"stream-schedule '{plan['mode']}' on {plan['streams']} streams: {len(wide)} concurrent waves "
+                f"(widest {max(wide, default=1)}), estimated {plan['estimated_makespan_us']:.1f} us, "
+                f"peak {plan['estimated_peak_bytes']:,} B;"
+            )
         arenas = entry.get("arena-plan")
         if arenas:
             load = sum(a["load_bytes"] for a in arenas)

@@ -100,15 +100,18 @@ class Function:
     def async_(self, *args) -> "PendingCall":
         """Queues the call and returns at once; `.wait()` gives the results.
 
-        Uses the module's `<name>$async` export (IREE's coarse-fences ABI): the inputs are
-        copied to the device, the work is queued, and the call signals a fence when done."""
+        Uses the module's `<name>$async` export where there is one (IREE's coarse-fences ABI,
+        which torch models get): the inputs are copied to the device, the work is queued, and
+        a fence is signalled when it is done."""
         import iree.runtime as rt
 
         module = self._module
         async_name = f"{self.name}$async"
         vm_function = module._vm_module.lookup_function(async_name)
         if vm_function is None:
-            raise RuntimeLoadError(f"{self.name} has no asynchronous export ({async_name}) in this module")
+            # Modules not from torch (func.func input) have no fence-taking export: the call
+            # runs on a worker thread instead (IREE releases the GIL while it waits).
+            return PendingCall.on_thread(self, args)
         device = module._config.device
         inputs = [rt.asdevicearray(device, _to_numpy(a)) for a in args]
         semaphore = device.create_semaphore(0)
@@ -129,18 +132,32 @@ class Function:
 class PendingCall:
     """A queued call: `wait()` blocks until the device is done and returns its results."""
 
-    def __init__(self, device, fence, results, inputs, torch_out: bool):
+    def __init__(self, device, fence, results, inputs, torch_out: bool, future=None):
         self._device, self._fence, self._results = device, fence, results
         self._inputs = inputs  # keeps the device copies of the inputs alive until done
         self._torch = torch_out
+        self._future = future
+
+    @classmethod
+    def on_thread(cls, function: "Function", args) -> "PendingCall":
+        from concurrent.futures import ThreadPoolExecutor
+
+        executor = ThreadPoolExecutor(max_workers=1)
+        future = executor.submit(function, *args)
+        executor.shutdown(wait=False)
+        return cls(None, None, None, args, False, future)
 
     def done(self) -> bool:
         """Whether the device has finished, without waiting."""
+        if self._future is not None:
+            return self._future.done()
         return bool(self._fence.wait(timeout=0))
 
     def wait(self):
         import iree.runtime as rt
 
+        if self._future is not None:
+            return self._future.result()
         self._fence.wait()
         outputs = [
             rt.DeviceArray(self._device, self._results.get_as_object(i, rt.HalBufferView)).to_host()

@@ -96,7 +96,7 @@ def list_schedule(
     position = {n: i for i, n in enumerate(memory_order or graph.program_order())}
     # Fills (zero-time nodes that allocate and read nothing) run with their first consumer:
     # run at once, they would hold their bytes from the start.
-    lazy = {n for n in range(count) if seconds[n] == 0.0 and problem.alloc[n] > 0 and not problem.uses[n]}
+    lazy = {n for n in range(count) if seconds[n] == 0.0 and problem.alloc[n] > 0 and not problem.uses[n] and succs[n]}
     waiting = [sum(1 for p in ps if p not in lazy) for ps in preds]
     remaining_users = dict(problem.users)
     ready = {n for n in range(count) if waiting[n] == 0 and n not in lazy}
@@ -167,6 +167,13 @@ def list_schedule(
             heapq.heappush(running, (now + seconds[choice], choice, stream))
         if not running:
             if ready:
+                continue
+            leftover = sorted(n for n in lazy if n not in lazy_done)
+            if leftover:  # fills that only other fills wait for
+                for n in leftover:
+                    lazy_done.add(n)
+                    live += problem.alloc[n]
+                    finish(n)
                 continue
             raise AssertionError("list scheduler stalled: the graph has a cycle")
         now = running[0][0]

@@ -44,3 +44,21 @@ def test_numerics_unchanged_and_memory_not_worse(name, tmp_path):
             assert arena["load_bytes"] <= arena["schedc_bytes"] <= arena["iree_bytes"]
         if arenas:  # the module allocates exactly schedc's arenas
             assert iree["allocations_with_schedc"] == [a["schedc_bytes"] for a in arenas]
+
+
+@pytest.mark.parametrize("name", ["inception", "randwire", "transformer"])
+@pytest.mark.parametrize("mode", ["balanced", "max-concurrency"])
+def test_stream_schedules_keep_the_numbers(name, mode, tmp_path):
+    model, args = bench_models.SUITE[name]()
+    mlir = schedc.import_torch(model, *args)
+    pipeline = f"memory-order,stream-schedule{{mode={mode} streams=8}},arena-plan"
+    result = compile_with_options(mlir, CompileOptions(resolve_target("llvm-cpu"), passes=pipeline, report=True))
+    path = tmp_path / f"{name}.vmfb"
+    path.write_bytes(result.output)
+    actual = schedc.load(path).forward(*[a.numpy() for a in args])
+    with torch.no_grad():
+        expected = model(*args).numpy()
+    assert np.linalg.norm(actual - expected) / np.linalg.norm(expected) <= 1e-4
+    waves = result.report["functions"]["forward$async"]["stream-waves"]
+    planned = [w for w in result.report["functions"]["forward$async"]["stream-schedule"]["waves"] if w > 1]
+    assert waves["concurrent_waves"] >= len(planned) > 0  # every planned wave is one of IREE's

@@ -70,3 +70,36 @@ def test_missing_module_file(tmp_path):
 
 def test_summary_reads_like_iree_run_module():
     assert summarize(np.full((2, 3), 2.0, np.float32)).startswith("2x3xfloat32 min=2 max=2 mean=2")
+
+
+def test_async_call_returns_before_waiting(add_module):
+    module = schedc.load(add_module)
+    pending = module.add.async_(np.arange(4, dtype=np.float32), np.ones(4, np.float32))
+    np.testing.assert_array_equal(pending.wait(), [1, 2, 3, 4])
+    assert pending.done()
+
+
+def test_async_call_keeps_torch_in_torch_out(imported, tmp_path):
+    import torch
+
+    model, args, mlir = imported("mlp")
+    path = tmp_path / "mlp.vmfb"
+    schedc.compile(mlir, output=str(path))
+    result = schedc.load(path).forward.async_(*args).wait()
+    assert isinstance(result, torch.Tensor)
+    with torch.no_grad():
+        np.testing.assert_allclose(result.numpy(), model(*args).numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_graph_execution_needs_a_module_built_for_it(add_module, tmp_path):
+    with pytest.raises(schedc.RuntimeLoadError, match="compiled for streams execution.*execution='graphs'"):
+        schedc.load(add_module, device="cuda", execution="graphs")
+    graphs = tmp_path / "add.graphs.vmfb"
+    schedc.compile(ADD, output=str(graphs), target="cuda", execution="graphs")
+    from schedc.runtime import _module_execution
+
+    assert _module_execution(str(graphs)) == "graphs"
+    with pytest.raises(schedc.RuntimeLoadError, match="execution='graphs' is for the cuda and hip drivers"):
+        schedc.load(graphs, device="local-task", execution="graphs")
+    with pytest.raises(schedc.RuntimeLoadError, match="unknown execution 'fast'"):
+        schedc.load(add_module, execution="fast")
