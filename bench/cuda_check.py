@@ -15,12 +15,13 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import median_ms  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("mlp", "transformer_block", "branchy_convnet")
@@ -44,17 +45,6 @@ def prepare(folder: Path, cuda_arch: str = "sm_80") -> None:
         schedc.compile(schedc.import_torch(model, *args), target="cuda", cuda_arch=cuda_arch, output=str(folder / f"{name}.vmfb"))
         torch.save(model.state_dict(), folder / f"{name}.pt")
         np.save(folder / f"{name}.input.npy", args[0].numpy())
-
-
-def median_ms(call, repeats: int = 100, warmup: int = 10) -> float:
-    for _ in range(warmup):
-        call()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
 
 
 def run(folder: Path) -> list[dict]:

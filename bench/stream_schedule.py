@@ -20,12 +20,17 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import median_ms as _median_ms  # noqa: E402
+
+
+def median_ms(call, repeats=200, warmup=20) -> float:
+    return _median_ms(call, repeats, warmup)
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("inception", "randwire", "transformer")
@@ -83,17 +88,6 @@ def prepare(folder: Path) -> None:
                 }
                 print(f"compiled {path.name}", file=sys.stderr, flush=True)
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1))
-
-
-def median_ms(call, repeats=200, warmup=20) -> float:
-    for _ in range(warmup):
-        call()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
 
 
 def run(folder: Path, execution: str) -> None:

@@ -25,6 +25,7 @@ from iree.compiler.dialects import arith
 
 from schedc.arena import Slice, plan_arena, verify
 from schedc.dialects.sched import ARENA_LOAD, ARENA_METHOD, ARENA_OFFSETS, ARENA_SIZE
+from schedc.extract import ops_named
 
 from ._base import PassInfo
 
@@ -83,15 +84,7 @@ def apply_plan(pack: ir.Operation, offsets, total: int) -> None:
 
 def arena_plan(module, pass_, options: Options, context) -> None:
     records = context.records.setdefault("arena-plan", {})
-    packs: list[ir.Operation] = []
-
-    def collect(op):
-        if op.name == "stream.resource.pack":
-            packs.append(op.operation)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(collect)
-    for region, pack in enumerate(packs):
+    for region, pack in enumerate(ops_named(module, "stream.resource.pack")):
         allocas = [u.owner for u in pack.opview.total_length.uses if u.owner.name == "stream.resource.alloca"]
         if not any("transient" in str(a.results[0].type) for a in allocas):
             continue  # constants and other lifetimes: not the transient arena

@@ -18,6 +18,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import stream
 
 from schedc.dialects.sched import WAVES
+from schedc.extract import ops_named
 
 from ._base import PassInfo
 
@@ -150,16 +151,8 @@ def stream_waves(module, pass_, options, context) -> None:
             continue
         name = ir.StringAttr(func.attributes["sym_name"]).value
         waves_left = list(WAVES.get(func))
-        executes: list[ir.Operation] = []
-
-        def collect(op):
-            if op.name == "stream.async.execute":
-                executes.append(op.operation)
-            return ir.WalkResult.ADVANCE
-
-        func.walk(collect)
         realized, planned = [], 0
-        for execute in executes:
+        for execute in ops_named(func, "stream.async.execute"):
             groups = _waves_of_execute(execute, waves_left)
             if groups is None:
                 break

@@ -38,6 +38,19 @@ def function_ops(module: ir.Operation) -> list[ir.Operation]:
     return functions
 
 
+def ops_named(root: ir.Operation, name: str) -> list[ir.Operation]:
+    """Every op called `name` nested in `root`, collected before anyone edits the IR."""
+    found: list[ir.Operation] = []
+
+    def visit(op):
+        if op.name == name:
+            found.append(op.operation)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return found
+
+
 def function_name(func: ir.Operation) -> str:
     return ir.StringAttr(func.attributes["sym_name"]).value
 

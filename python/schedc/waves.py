@@ -184,31 +184,32 @@ def list_schedule(
     return slots
 
 
+def timed_ancestors(preds: list[list[int]], timed: set[int], n: int) -> set[int]:
+    """The nearest predecessors of `n` that take time, looking through zero-time nodes."""
+    found, stack, seen = set(), list(preds[n]), set()
+    while stack:
+        p = stack.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        if p in timed:
+            found.add(p)
+        else:
+            stack.extend(preds[p])
+    return found
+
+
 def waves_from_slots(graph: KernelGraph, slots: list[Slot], max_width: int) -> list[list[int]]:
     """Groups kernels by start time into waves of at most `max_width`; a kernel that depends
     on one in the current wave starts the next."""
     preds = graph.predecessors()
     timed = {s.node for s in slots}
 
-    def timed_preds(n: int, seen=None) -> set[int]:
-        """Predecessors that take time, looking through zero-time nodes."""
-        found, stack, seen = set(), list(preds[n]), set()
-        while stack:
-            p = stack.pop()
-            if p in seen:
-                continue
-            seen.add(p)
-            if p in timed:
-                found.add(p)
-            else:
-                stack.extend(preds[p])
-        return found
-
     waves: list[list[int]] = []
     current: set[int] = set()
     for slot in sorted(slots, key=lambda s: (s.start, s.stream)):
         n = slot.node
-        if not waves or len(waves[-1]) >= max_width or timed_preds(n) & current:
+        if not waves or len(waves[-1]) >= max_width or timed_ancestors(preds, timed, n) & current:
             waves.append([])
             current = set()
         waves[-1].append(n)

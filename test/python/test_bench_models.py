@@ -20,11 +20,11 @@ bench_models = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench_models)
 
 
-@pytest.mark.parametrize("name", sorted(bench_models.SUITE))
-def test_numerics_unchanged_and_memory_not_worse(name, tmp_path):
+def compile_and_compare(name: str, tmp_path, **options):
+    """Compiles a bench model for the host CPU, runs it, and checks it against torch eager."""
     model, args = bench_models.SUITE[name]()
     mlir = schedc.import_torch(model, *args)
-    result = compile_with_options(mlir, CompileOptions(resolve_target("llvm-cpu"), report=True, verify_plan=True))
+    result = compile_with_options(mlir, CompileOptions(resolve_target("llvm-cpu"), report=True, **options))
     path = tmp_path / f"{name}.vmfb"
     path.write_bytes(result.output)
     actual = schedc.load(path).forward(*[a.numpy() for a in args])
@@ -32,6 +32,12 @@ def test_numerics_unchanged_and_memory_not_worse(name, tmp_path):
         expected = model(*args).numpy()
     error = np.linalg.norm(actual.astype(np.float64) - expected) / np.linalg.norm(expected)
     assert error <= 1e-4, error
+    return result
+
+
+@pytest.mark.parametrize("name", sorted(bench_models.SUITE))
+def test_numerics_unchanged_and_memory_not_worse(name, tmp_path):
+    result = compile_and_compare(name, tmp_path, verify_plan=True)
     for function, entry in result.report["functions"].items():
         iree = entry.get("iree_transient_bytes")
         if iree:
@@ -49,16 +55,8 @@ def test_numerics_unchanged_and_memory_not_worse(name, tmp_path):
 @pytest.mark.parametrize("name", ["inception", "randwire", "transformer"])
 @pytest.mark.parametrize("mode", ["balanced", "max-concurrency"])
 def test_stream_schedules_keep_the_numbers(name, mode, tmp_path):
-    model, args = bench_models.SUITE[name]()
-    mlir = schedc.import_torch(model, *args)
     pipeline = f"memory-order,stream-schedule{{mode={mode} streams=8}},arena-plan"
-    result = compile_with_options(mlir, CompileOptions(resolve_target("llvm-cpu"), passes=pipeline, report=True))
-    path = tmp_path / f"{name}.vmfb"
-    path.write_bytes(result.output)
-    actual = schedc.load(path).forward(*[a.numpy() for a in args])
-    with torch.no_grad():
-        expected = model(*args).numpy()
-    assert np.linalg.norm(actual - expected) / np.linalg.norm(expected) <= 1e-4
+    result = compile_and_compare(name, tmp_path, passes=pipeline)
     waves = result.report["functions"]["forward$async"]["stream-waves"]
     planned = [w for w in result.report["functions"]["forward$async"]["stream-schedule"]["waves"] if w > 1]
     assert waves["concurrent_waves"] >= len(planned) > 0  # every planned wave is one of IREE's

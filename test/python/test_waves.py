@@ -7,7 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from schedc.graph import KernelGraph
-from schedc.waves import critical_paths, list_schedule, schedule, wave_peak
+from schedc.waves import critical_paths, list_schedule, schedule, timed_ancestors, wave_peak
 from test_ordering import random_graphs
 
 
@@ -21,20 +21,7 @@ def timed_graphs(draw):
 def waves_respect_edges(graph: KernelGraph, waves) -> bool:
     wave_of = {n: w for w, wave in enumerate(waves) for n in wave}
     preds = graph.predecessors()
-
-    def timed_ancestors(n):
-        found, stack, seen = set(), list(preds[n]), set()
-        while stack:
-            p = stack.pop()
-            if p not in seen:
-                seen.add(p)
-                if p in wave_of:
-                    found.add(p)
-                else:
-                    stack.extend(preds[p])
-        return found
-
-    return all(wave_of[a] < wave_of[n] for n in wave_of for a in timed_ancestors(n))
+    return all(wave_of[a] < wave_of[n] for n in wave_of for a in timed_ancestors(preds, set(wave_of), n))
 
 
 @settings(max_examples=200, deadline=None)
