@@ -2,10 +2,11 @@
 
 Per function: each kernel's time from the roofline cost model (`schedc.costs`), the
 memory-aware order (as memory-order finds it) as the fallback, then a list schedule on
-`streams` streams (`schedc.waves`). Its waves become the op order, wave by wave, with the
-function's partitioning set so that IREE's stream phase groups exactly those ops into each
-`stream.cmd.concurrent` (IREE opens a wave where an op feeds the one after it; schedc puts a
-feeding op at the end of each wave). Kernels get `sched.wave` and `sched.stream`.
+`streams` streams (`schedc.waves`). Its waves become the op order, wave by wave; IREE's own
+waves are turned off for the function, and the stream-phase pass stream-waves (which the driver
+adds after this one) makes each wave one `stream.async.concurrent`, so the module's
+`stream.cmd.concurrent` groups are schedc's. Kernels get `sched.wave` and `sched.stream`; the
+function gets `sched.waves`, each flow.dispatch's wave in order, for stream-waves.
 
     mode=min-memory        one kernel at a time, in the memory-aware order
     mode=max-concurrency   as many as the streams allow (at most 32 a wave on CUDA graphs)

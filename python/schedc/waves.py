@@ -218,11 +218,8 @@ def waves_from_slots(graph: KernelGraph, slots: list[Slot], max_width: int) -> l
 
 
 def order_for_waves(graph: KernelGraph, waves: list[list[int]]) -> list[int]:
-    """Every node, wave by wave; zero-time nodes just before the first node that needs them.
-
-    Within a wave, members that feed the next wave go last, so that IREE's partitioning
-    (which walks back from the end and opens a wave where an op feeds the one after it) ends
-    its waves where these do."""
+    """Every node, wave by wave; zero-time nodes (fills, views) just before the wave that
+    needs them, and within a wave the members that feed the next wave last."""
     preds = graph.predecessors()
     succs = graph.successors()
     placed: set[int] = set()
