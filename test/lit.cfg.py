@@ -12,7 +12,6 @@ config.test_source_root = os.path.dirname(__file__)
 config.excludes = ["python", "lit.cfg.py", "Inputs"]
 config.environment["PATH"] = os.environ.get("PATH", "")
 config.environment["PYTHONWARNINGS"] = "ignore"
-config.substitutions.append(("%examples", os.path.join(os.path.dirname(config.test_source_root), "examples")))
 
 for tool in ("schedc", "schedc-opt", "filecheck"):
     if shutil.which(tool) is None:

@@ -1,4 +1,4 @@
-// RUN: not schedc-opt %s --passes="stream-schedule{mode=fastest}" 2>&1 | filecheck %s 
+// RUN: not schedc-opt %s --passes="stream-schedule{mode=fastest}" 2>&1 | filecheck %s
 // RUN: not schedc-opt %s --passes="stream-schedule{streams=0}" 2>&1 | filecheck %s --check-prefix=STREAMS
 // RUN: not schedc-opt %s --passes="stream-schedule{target=tpu}" 2>&1 | filecheck %s --check-prefix=TARGET
 // CHECK: schedc-opt: error: pass 'stream-schedule': unknown mode 'fastest'; valid: min-memory, balanced, max-concurrency
