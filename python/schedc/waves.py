@@ -96,7 +96,13 @@ def list_schedule(
     position = {n: i for i, n in enumerate(memory_order or graph.program_order())}
     # Fills (zero-time nodes that allocate and read nothing) run with their first consumer:
     # run at once, they would hold their bytes from the start.
-    lazy = {n for n in range(count) if seconds[n] == 0.0 and problem.alloc[n] > 0 and not problem.uses[n] and succs[n]}
+    # Only fills that wait on no kernel: running them late never runs them before their inputs.
+    timed = {n for n in range(count) if seconds[n] > 0.0}
+    lazy = {
+        n for n in range(count)
+        if seconds[n] == 0.0 and problem.alloc[n] > 0 and not problem.uses[n] and succs[n]
+        and not timed_ancestors(preds, timed, n)
+    }
     waiting = [sum(1 for p in ps if p not in lazy) for ps in preds]
     remaining_users = dict(problem.users)
     ready = {n for n in range(count) if waiting[n] == 0 and n not in lazy}
