@@ -122,18 +122,23 @@ def _named_operand_index(op: ir.Operation, name: str) -> int:
 
 def _region_operands(op: ir.Operation) -> list[ir.Value]:
     """Values from outside that ops nested in `op`'s regions use."""
-    captured = []
+    inner_ops: list = []
+    inner_values: set = set()
 
     def visit(inner):
-        for operand in inner.operands:
-            captured.append(operand)
+        inner_ops.append(inner.operation)
+        inner_values.update(inner.operation.results)
+        for region in inner.operation.regions:
+            for block in region.blocks:
+                inner_values.update(block.arguments)
         return ir.WalkResult.ADVANCE
 
     for region in op.regions:
         for block in region.blocks:
+            inner_values.update(block.arguments)
             for inner in block.operations:
                 inner.operation.walk(visit)
-    return captured
+    return [v for inner in inner_ops for v in inner.operands if v not in inner_values]
 
 
 class _UnionFind:
