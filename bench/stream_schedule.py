@@ -26,11 +26,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import median_ms as _median_ms  # noqa: E402
+from timing import median_ms  # noqa: E402
 
-
-def median_ms(call, repeats=200, warmup=20) -> float:
-    return _median_ms(call, repeats, warmup)
+REPEATS, WARMUP = 200, 20
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("inception", "randwire", "transformer")
@@ -110,15 +108,15 @@ def run(folder: Path, execution: str) -> None:
             if execution == "streams":  # references, once
                 def eager():
                     model(x_gpu).cpu()
-                rows[f"{name}.torch-eager"] = {"ms": median_ms(eager)}
+                rows[f"{name}.torch-eager"] = {"ms": median_ms(eager, REPEATS, WARMUP)}
                 compiled = torch.compile(model, mode="reduce-overhead")
-                rows[f"{name}.torch-compile"] = {"ms": median_ms(lambda: compiled(x_gpu).cpu(), warmup=30)}
+                rows[f"{name}.torch-compile"] = {"ms": median_ms(lambda: compiled(x_gpu).cpu(), REPEATS, 30)}
         for variant in VARIANTS:
             key = f"{name}.{variant}.{execution}"
             module = schedc.load(folder / f"{key}.vmfb", device="cuda", execution=execution)
             actual = module.forward(x)
             error = float(np.abs(actual - expected).max() / max(np.abs(expected).max(), 1e-30))
-            rows[key] = {"ms": median_ms(lambda: module.forward(x)), "max_rel_error": error, **manifest[key]}
+            rows[key] = {"ms": median_ms(lambda: module.forward(x), REPEATS, WARMUP), "max_rel_error": error, **manifest[key]}
             print(f"{key}: {rows[key]['ms']:.3f} ms, error {error:.2e}", flush=True)
     (folder / f"results.{execution}.json").write_text(json.dumps(rows, indent=1))
 

@@ -30,7 +30,7 @@ from .iree_tools import (
     run_iree_compile,
     run_iree_opt,
 )
-from .irio import module_text, parse_module, printable, read_source, write_atomically
+from .irio import check_input_file, module_text, parse_module, printable, write_atomically
 from .pipeline import PipelineError, parse_pipeline, run_pipeline
 from .targets import Target, resolve_target
 
@@ -111,6 +111,8 @@ def compile(
 def compile_with_options(source, options: CompileOptions, pass_output=None) -> CompileResult:
     if options.emit not in EMIT_KINDS:
         raise CompileError(f"unknown --emit '{options.emit}'; valid: {', '.join(EMIT_KINDS)}")
+    if options.execution not in ("streams", "graphs"):
+        raise CompileError(f"unknown execution '{options.execution}'; valid: streams, graphs")
     from schedc.passes import DEFAULT_PIPELINE, REGISTRY, PassContext
 
     pipeline_text = DEFAULT_PIPELINE if options.passes is None else options.passes
@@ -128,9 +130,7 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
     work = Path(tempfile.mkdtemp(prefix="schedc-"))
     keep_work = False
     try:
-        input_path, source_name = _stage_input(source, work)
-        if options.execution not in ("streams", "graphs"):
-            raise CompileError(f"unknown execution '{options.execution}'; valid: streams, graphs")
+        input_path = _stage_input(source, work, dump=bool(options.dump_phases))
         target_flags = options.target.iree_flags() + list(options.iree_flags)
         if options.execution == "graphs":
             target_flags.append("--iree-hal-indirect-command-buffers=false")
@@ -158,27 +158,9 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
             result.output = scheduled.read_text()
             return result
 
-        # 3. IREE: flow -> stream, with schedc's stream-phase passes after allocation.
+        # 3. IREE: flow -> stream, with schedc's stream-phase passes inside it.
         stream = work / PHASE_FILES["stream"]
-        if stream_passes or async_passes:
-            allocation = work / PHASE_FILES["allocation"]
-            planned = work / PHASE_FILES["allocation-schedc"]
-            stream_flags = [f for f in options.iree_flags if f.startswith("--iree-stream-")]
-            if async_passes:
-                asynchronous = work / PHASE_FILES["async"]
-                waved = work / PHASE_FILES["async-schedc"]
-                run_iree_opt([str(scheduled), *stream_flags, f"--pass-pipeline={STREAM_UNTIL_ASYNC}", "-o", str(asynchronous)], what="IREE's stream phase up to its async pipeline")
-                _run_schedc_passes(asynchronous, waved, async_passes, context)
-                run_iree_opt([str(waved), *stream_flags, f"--pass-pipeline={STREAM_ALLOCATION}", "-o", str(allocation)], what="IREE's stream allocation")
-            else:
-                run_iree_opt([str(scheduled), *stream_flags, f"--pass-pipeline={STREAM_UNTIL_ALLOCATION}", "-o", str(allocation)], what="IREE's stream phase up to allocation")
-            if stream_passes:
-                _run_schedc_passes(allocation, planned, stream_passes, context)
-            else:
-                planned = allocation
-            run_iree_opt([str(planned), *stream_flags, f"--pass-pipeline={STREAM_AFTER_ALLOCATION}", "-o", str(stream)], what="IREE's stream phase after allocation")
-        else:
-            run_iree_compile([str(scheduled), *target_flags, "--compile-from=flow", "--compile-to=stream", "-o", str(stream)], what="IREE's stream phase")
+        _stream_phase(scheduled, stream, work, target_flags, options, async_passes, stream_passes, context)
         stream.write_text(printable(stream.read_text()))
         result.phases["stream"] = stream
         if options.report:
@@ -204,6 +186,33 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
             _dump(work, Path(options.dump_phases))
         if not keep_work:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _stream_phase(scheduled: Path, stream: Path, work: Path, target_flags, options, async_passes, stream_passes, context) -> None:
+    """IREE's stream phase; with schedc stream-phase passes, in parts through iree-opt:
+    up to the async pipeline, schedc's async passes (stream-waves), allocation, schedc's
+    allocation passes (arena-plan), then the rest of IREE's stream pipeline."""
+    if not (async_passes or stream_passes):
+        run_iree_compile([str(scheduled), *target_flags, "--compile-from=flow", "--compile-to=stream", "-o", str(stream)], what="IREE's stream phase")
+        return
+    stream_flags = [f for f in options.iree_flags if f.startswith("--iree-stream-")]
+
+    def iree_opt(source: Path, pipeline: str, destination: Path, what: str) -> None:
+        run_iree_opt([str(source), *stream_flags, f"--pass-pipeline={pipeline}", "-o", str(destination)], what=what)
+
+    allocation = work / PHASE_FILES["allocation"]
+    if async_passes:
+        asynchronous, waved = work / PHASE_FILES["async"], work / PHASE_FILES["async-schedc"]
+        iree_opt(scheduled, STREAM_UNTIL_ASYNC, asynchronous, "IREE's stream phase up to its async pipeline")
+        _run_schedc_passes(asynchronous, waved, async_passes, context)
+        iree_opt(waved, STREAM_ALLOCATION, allocation, "IREE's stream allocation")
+    else:
+        iree_opt(scheduled, STREAM_UNTIL_ALLOCATION, allocation, "IREE's stream phase up to allocation")
+    planned = allocation
+    if stream_passes:
+        planned = work / PHASE_FILES["allocation-schedc"]
+        _run_schedc_passes(allocation, planned, stream_passes, context)
+    iree_opt(planned, STREAM_AFTER_ALLOCATION, stream, "IREE's stream phase after allocation")
 
 
 def _mark_execution(source: Path, destination: Path, execution: str) -> None:
@@ -251,14 +260,13 @@ def _report(work: Path, flow: Path, stream: Path, target_flags, options: Compile
     return build_report(records, stream.read_text(), baseline.read_text(), meta)
 
 
-def _stage_input(source, work: Path) -> tuple[Path, str]:
-    """Puts the input where IREE reads it; returns its path and the name diagnostics use."""
+def _stage_input(source, work: Path, dump: bool) -> Path:
+    """The input file IREE reads: the user's own file, or the text written into `work`."""
     if isinstance(source, Path) or (isinstance(source, str) and _looks_like_path(source)):
-        path = Path(source)
-        read_source(str(path))  # a missing or unreadable file is one clear line
-        staged = work / PHASE_FILES["input"]
-        shutil.copyfile(path, staged)
-        return path.resolve(), str(path)
+        path = check_input_file(str(source))  # a missing file is one clear line
+        if dump:
+            shutil.copyfile(path, work / PHASE_FILES["input"])
+        return path.resolve()
     if hasattr(source, "operation"):  # a module object from torch-mlir or IREE's bindings
         source = str(source)
     if isinstance(source, bytes):
@@ -267,7 +275,7 @@ def _stage_input(source, work: Path) -> tuple[Path, str]:
         raise SchedcError(f"cannot compile a {type(source).__name__}: pass MLIR text, a path or a module")
     staged = work / PHASE_FILES["input"]
     staged.write_text(source)
-    return staged, str(staged)
+    return staged
 
 
 def _looks_like_path(text: str) -> bool:

@@ -20,14 +20,20 @@ class ParseError(SchedcError):
     """The input is not valid MLIR; the message has file:line:col."""
 
 
-def read_source(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
+def check_input_file(path: str) -> Path:
+    """The path of an existing input file; otherwise one clear line of error."""
     p = Path(path)
     if not p.exists():
         raise SchedcError(f"{path}: no such file")
     if p.is_dir():
         raise SchedcError(f"{path}: is a directory, expected an .mlir file")
+    return p
+
+
+def read_source(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    p = check_input_file(path)
     try:
         return p.read_text()
     except UnicodeDecodeError:
