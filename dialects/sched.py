@@ -28,15 +28,19 @@ class SchedAttr:
             return ir.IntegerAttr(attr).value
         if self.kind == "ints":
             return list(ir.DenseI64ArrayAttr(attr))
+        if self.kind == "float":
+            return ir.FloatAttr(attr).value
         return ir.StringAttr(attr).value
 
     def set(self, op: ir.Operation, value) -> None:
         op = op.operation
-        with op.context:
+        with op.context, ir.Location.unknown():
             if self.kind == "int":
                 op.attributes[self.name] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(value))
             elif self.kind == "ints":
                 op.attributes[self.name] = ir.DenseI64ArrayAttr.get([int(v) for v in value])
+            elif self.kind == "float":
+                op.attributes[self.name] = ir.FloatAttr.get(ir.F64Type.get(), float(value))
             else:
                 op.attributes[self.name] = ir.StringAttr.get(str(value))
 
@@ -54,6 +58,8 @@ ARENA_LOAD = SchedAttr("sched.arena_load", "int", "on a transient alloca: the mo
 ARENA_METHOD = SchedAttr("sched.arena_method", "str", "on a transient alloca: the planner method that won")
 ARENA_OFFSETS = SchedAttr("sched.arena_offsets", "ints", "on a transient alloca: each slice's offset")
 
+KERNEL_TIME_US = SchedAttr("sched.kernel_time_us", "float", "on an executable's entry function: its measured time")
+
 WAVES = SchedAttr("sched.waves", "ints", "on a function: each flow.dispatch's wave, in order")
 
-ALL = (POSITION, STRATEGY, STREAM, WAVE, WAVES, ARENA_SIZE, ARENA_LOAD, ARENA_METHOD, ARENA_OFFSETS)
+ALL = (POSITION, STRATEGY, STREAM, WAVE, WAVES, ARENA_SIZE, ARENA_LOAD, ARENA_METHOD, ARENA_OFFSETS, KERNEL_TIME_US)

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from ._base import PassContext, PassInfo
 from .arena_plan import PASS as ARENA_PLAN
+from .kernel_config import PASS as KERNEL_CONFIG
 from .memory_order import PASS as MEMORY_ORDER
 from .print_kernel_graph import PASS as PRINT_KERNEL_GRAPH
 from .stream_schedule import PASS as STREAM_SCHEDULE
 from .stream_waves import PASS as STREAM_WAVES
 
 REGISTRY: dict[str, PassInfo] = {
-    p.name: p for p in (PRINT_KERNEL_GRAPH, MEMORY_ORDER, STREAM_SCHEDULE, STREAM_WAVES, ARENA_PLAN)
+    p.name: p for p in (PRINT_KERNEL_GRAPH, KERNEL_CONFIG, MEMORY_ORDER, STREAM_SCHEDULE, STREAM_WAVES, ARENA_PLAN)
 }
 
 # What `schedc` runs when the user names no pipeline. Flow-phase passes run on IREE's flow

@@ -16,6 +16,10 @@ class PassContext:
     records: dict = field(default_factory=dict)
     # The target being compiled for (llvm-cpu, cuda, rocm, vulkan), for cost models.
     target: str = ""
+    # The chip code is generated for (sm_80, gfx942, ...), for kernel configs.
+    arch: str = ""
+    # A kernel database chosen by the user (--kernel-db), for kernel-config.
+    kernel_database: str = ""
     # Warnings about the user's IR that do not stop the compile: (location, message).
     warnings: list = field(default_factory=list)
 
@@ -39,3 +43,6 @@ class PassInfo:
     # The IR the pass runs on: "flow" (kernels as flow.dispatch), or "stream" (IREE's stream
     # phase stopped after schedule-allocation, with stream.resource.pack ops).
     phase: str = "flow"
+    # Targets whose compiles run this pass even when the pipeline does not name it (code
+    # generation settings rather than a schedule); `--no-tuning` turns that off.
+    implicit_for: tuple[str, ...] = ()

@@ -3,6 +3,7 @@
     schedc model.mlir [--target=cuda|rocm|vulkan|llvm-cpu] [-o model.vmfb]
     schedc import path/to/file.py:factory -o model.mlir
     schedc run model.vmfb --function=forward --input=@x.npy [--device=local-task]
+    schedc tune [prepare|bench|merge] ...   GPU kernel configs, measured (see 'schedc tune --help')
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ def compile_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="schedc",
         description="Compile MLIR (torch, linalg, stablehlo, tosa) with IREE and schedc's scheduling passes.",
-        epilog="other commands: 'schedc import FILE.py:FACTORY -o model.mlir', 'schedc run MODULE.vmfb ...'",
+        epilog="other commands: 'schedc import FILE.py:FACTORY -o model.mlir', 'schedc run MODULE.vmfb ...', 'schedc tune ...'",
     )
     p.add_argument("input", help="an .mlir file")
     p.add_argument("--target", default="llvm-cpu", help="llvm-cpu (default, the host CPU), cuda, rocm or vulkan")
@@ -35,8 +36,43 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--summary", action="store_true", help="print a short summary of the report")
     p.add_argument("--verify-plan", action="store_true", help="check every arena plan: no shared bytes between live slices, alignment")
     p.add_argument("--execution", default="streams", choices=("streams", "graphs"), help="how cuda/hip run the module: on one stream, or as graphs with concurrent branches")
+    p.add_argument("--no-tuning", action="store_true", help="cuda/rocm: keep IREE's own kernel configs (no kernel-config pass)")
+    p.add_argument("--kernel-db", metavar="DB.json", help="cuda/rocm: kernel configs from this database instead of the built-in one")
     p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="an extra flag for iree-compile (repeatable)")
     return p
+
+
+def tune_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="schedc tune",
+        description="Measure GPU code-generation configs per dispatch and keep the fastest in a kernel database. "
+        "'schedc tune MODEL.mlir...' does all three steps on a machine with the GPU; otherwise run "
+        "'prepare' here, 'bench' on the GPU machine (needs only iree-base-runtime and numpy), 'merge' here.",
+    )
+    steps = p.add_subparsers(dest="step", metavar="{prepare,bench,merge}")
+    prepare = steps.add_parser("prepare", help="compile candidate configs of each distinct dispatch")
+    prepare.add_argument("models", nargs="+", help=".mlir files")
+    prepare.add_argument("-o", "--output", required=True, metavar="DIR", help="folder for the candidate modules")
+    _tune_target_options(prepare)
+    bench = steps.add_parser("bench", help="time each candidate on the GPU and check its outputs")
+    bench.add_argument("folder", help="a folder written by 'schedc tune prepare'")
+    bench.add_argument("--device", default="cuda", help="cuda (default) or hip")
+    bench.add_argument("--calls", type=int, default=20, help="timed calls per candidate (median)")
+    merge = steps.add_parser("merge", help="add the winners to a kernel database")
+    merge.add_argument("folder", help="a folder benchmarked by 'schedc tune bench'")
+    merge.add_argument("--database", metavar="DB.json", help="the database to update (default: the built-in one for the target)")
+    _tune_target_options(merge)
+    return p
+
+
+def _tune_target_options(p) -> None:
+    p.add_argument("--target", default="cuda", help="cuda (default) or rocm")
+    p.add_argument("--cuda-arch", help="CUDA target (default sm_80)")
+    p.add_argument("--rocm-arch", help="ROCm target (default gfx942)")
+    p.add_argument("--candidates", type=int, default=12, help="configs measured per dispatch besides IREE's and the heuristic's")
+    p.add_argument("--repeat", type=int, default=50, help="dispatches per benchmark call")
+    p.add_argument("--jobs", type=int, default=0, help="parallel compiles (default: all cores)")
+    p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="an extra flag for iree-compile (repeatable)")
 
 
 def import_parser() -> argparse.ArgumentParser:
@@ -44,6 +80,7 @@ def import_parser() -> argparse.ArgumentParser:
     p.add_argument("factory", help="path/to/file.py:factory; the factory returns (model, example_inputs)")
     p.add_argument("-o", "--output", required=True, help="the .mlir file to write")
     p.add_argument("--save-inputs", action="store_true", help="also write the example inputs as OUTPUT-stem.argN.npy")
+    p.add_argument("--dtype", choices=("f32", "f16", "bf16"), help="convert the model's weights and float inputs first (default: as the factory made them)")
     return p
 
 
@@ -65,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_import(import_parser().parse_args(argv[1:]))
         if argv and argv[0] == "run":
             return cmd_run(run_parser().parse_args(argv[1:]))
+        if argv and argv[0] == "tune":
+            return cmd_tune(argv[1:])
         return cmd_compile(compile_parser().parse_args(argv))
     except SchedcError as e:
         print(f"schedc: error: {e}", file=sys.stderr)
@@ -92,6 +131,8 @@ def cmd_compile(args) -> int:
         report=bool(args.report or args.summary),
         verify_plan=args.verify_plan,
         execution=args.execution,
+        tuning=not args.no_tuning,
+        kernel_db=args.kernel_db,
     )
     result = compile_with_options(str(input_path), options)
     write_atomically(output, result.output)
@@ -104,17 +145,109 @@ def cmd_compile(args) -> int:
     return 0
 
 
+def cmd_tune(argv: list[str]) -> int:
+    """`schedc tune prepare|bench|merge ...`, or `schedc tune MODEL.mlir...` for all three."""
+    if argv and argv[0] not in ("prepare", "bench", "merge") and not argv[0].startswith("-"):
+        return _tune_all(argv)
+    args = tune_parser().parse_args(argv)
+    if args.step is None:
+        tune_parser().print_help(sys.stderr)
+        return 2
+    if args.step == "bench":
+        from schedc.tune_bench import bench, print_progress
+
+        if args.calls < 1:
+            raise SchedcError("--calls must be at least 1")
+        document = bench(args.folder, device=args.device, calls=args.calls, progress=print_progress)
+        measured = sum(len(v) for v in document["kernels"].values())
+        print(f"timed {measured} candidates of {len(document['kernels'])} kernels in {document['seconds']} s; wrote {args.folder}/results.json", file=sys.stderr)
+        return 0
+    options = _tune_options(args)
+    if args.step == "prepare":
+        from schedc.tuning import prepare
+
+        manifest = prepare(args.models, args.output, options)
+        _print_prepared(manifest, args.output)
+        return 0
+    from schedc.tuning import merge
+
+    _, kept, path = merge(args.folder, args.database, options.target)
+    _print_merged(kept, path)
+    return 0
+
+
+def _tune_options(args):
+    from schedc.targets import resolve_target
+    from schedc.tuning import TuneOptions
+
+    if args.candidates < 0 or args.repeat < 1 or args.jobs < 0:
+        raise SchedcError("--candidates and --jobs must be >= 0 and --repeat >= 1")
+    target = resolve_target(args.target, cuda_arch=args.cuda_arch, rocm_arch=args.rocm_arch)
+    return TuneOptions(target, args.candidates, args.repeat, args.jobs, tuple(args.iree_flag))
+
+
+def _tune_all(argv: list[str]) -> int:
+    """prepare, bench and merge on this machine, in a temporary folder."""
+    import tempfile
+
+    from schedc.runtime import has_device
+    from schedc.tune_bench import bench, print_progress
+    from schedc.tuning import merge, prepare
+
+    p = argparse.ArgumentParser(prog="schedc tune", description="tune the dispatches of MODELs on this machine's GPU")
+    p.add_argument("models", nargs="+")
+    p.add_argument("--database", metavar="DB.json", help="the database to update (default: the built-in one)")
+    _tune_target_options(p)
+    args = p.parse_args(argv)
+    options = _tune_options(args)
+    driver = "cuda" if options.target.name == "cuda" else "hip"
+    if not has_device(driver):
+        raise SchedcError(
+            f"no {driver} device here: run 'schedc tune prepare MODEL.mlir -o DIR' here, "
+            f"'schedc tune bench DIR' on the GPU machine, then 'schedc tune merge DIR'"
+        )
+    with tempfile.TemporaryDirectory(prefix="schedc-tune-") as folder:
+        _print_prepared(prepare(args.models, folder, options), folder)
+        bench(folder, device=driver, progress=print_progress)
+        _, kept, path = merge(folder, args.database, options.target)
+    _print_merged(kept, path)
+    return 0
+
+
+def _print_prepared(manifest: dict, folder: str) -> None:
+    candidates = sum(len(k["functions"]) for k in manifest["kernels"])
+    failed = sum(len(k["failed"]) for k in manifest["kernels"])
+    print(
+        f"prepared {len(manifest['kernels'])} kernels, {candidates} candidates ({failed} rejected by IREE, "
+        f"{len(manifest['skipped'])} kernels not reproducible standalone) in {folder}",
+        file=sys.stderr,
+    )
+
+
+def _print_merged(kept, path: str) -> None:
+    for entry in kept:
+        config = entry.config.label() if entry.config else "IREE's own"
+        print(f"{entry.signature.name}: {entry.signature.describe()}: {config}, {entry.time_us:.2f} us (IREE's {entry.iree_time_us:.2f} us)")
+    print(f"{len(kept)} kernels updated in {path}", file=sys.stderr)
+
+
 def cmd_import(args) -> int:
     import numpy as np
 
     from schedc.frontend import import_torch, load_factory
     from schedc.irio import write_atomically
 
+    from schedc.frontend import convert_precision
+
     model, example = load_factory(args.factory)
+    if args.dtype:
+        model, example = convert_precision(model, example, args.dtype)
     write_atomically(args.output, import_torch(model, *example))
     if args.save_inputs:
         stem = Path(args.output).with_suffix("")
         for i, value in enumerate(example):
+            if args.dtype == "bf16" and value.is_floating_point():
+                value = value.float()  # numpy has no bfloat16: saved as f32, the module converts
             np.save(f"{stem}.arg{i}.npy", value.detach().cpu().numpy())
     print(f"wrote {args.output}", file=sys.stderr)
     return 0

@@ -31,7 +31,7 @@ from .iree_tools import (
     run_iree_opt,
 )
 from .irio import check_input_file, module_text, parse_module, printable, write_atomically
-from .pipeline import PipelineError, parse_pipeline, run_pipeline
+from .pipeline import PassInvocation, PipelineError, parse_pipeline, run_pipeline
 from .targets import Target, resolve_target
 
 EMIT_KINDS = ("flow", "stream", "vmfb")
@@ -62,6 +62,9 @@ class CompileOptions:
     # "graphs": CUDA/HIP graphs run concurrent waves as parallel branches; needs IREE's indirect
     # command buffers off, and the module says so (see schedc.runtime.load).
     execution: str = "streams"
+    # GPU kernel configs (kernel-config) for targets that take them; False: IREE's own configs.
+    tuning: bool = True
+    kernel_db: str | None = None  # a kernel database instead of the built-in one
 
 
 @dataclass
@@ -89,6 +92,8 @@ def compile(
     pass_output=None,
     report: str | None = None,
     execution: str = "streams",
+    tuning: bool = True,
+    kernel_db: str | None = None,
 ) -> bytes | str:
     """Compiles MLIR (a path, text, or a torch-mlir module) and returns the .vmfb or IR text.
 
@@ -97,7 +102,7 @@ def compile(
     """
     if not isinstance(target, Target):
         target = resolve_target(target, cuda_arch=cuda_arch, rocm_arch=rocm_arch, vulkan_target=vulkan_target, cpu=cpu)
-    options = CompileOptions(target, passes, schedc_passes, emit, dump_phases, tuple(iree_flags), report=bool(report), execution=execution)
+    options = CompileOptions(target, passes, schedc_passes, emit, dump_phases, tuple(iree_flags), report=bool(report), execution=execution, tuning=tuning, kernel_db=kernel_db)
     result = compile_with_options(source, options, pass_output=pass_output)
     if output:
         write_atomically(output, result.output)
@@ -122,6 +127,10 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
             replace(i, options=replace(i.options, verify=True)) if i.name == "arena-plan" else i for i in invocations
         ]
     names = [i.name for i in invocations]
+    if options.schedc_passes and options.tuning:
+        implicit = [p for p in REGISTRY.values() if options.target.name in p.implicit_for and p.name not in names]
+        invocations = [PassInvocation(p.name, p.options()) for p in implicit] + invocations
+        names = [i.name for i in invocations]
     if "stream-schedule" in names and "stream-waves" not in names:
         invocations += parse_pipeline("stream-waves", REGISTRY)  # carries its waves into IREE
     flow_passes = [i for i in invocations if REGISTRY[i.name].phase == "flow"]
@@ -144,6 +153,8 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
         # 2. schedc's passes on the flow phase.
         context = PassContext(out=pass_output) if pass_output is not None else PassContext()
         context.target = options.target.name
+        context.arch = options.target.arch
+        context.kernel_database = options.kernel_db or ""
         scheduled = flow
         if flow_passes:
             scheduled = work / PHASE_FILES["schedc"]

@@ -13,10 +13,16 @@ from pathlib import Path
 from .errors import SchedcError
 
 
-def import_torch(model, *example_args, func_name: str = "forward") -> str:
+# Reduced precisions an import can convert a float32 model to, by their MLIR names.
+DTYPES = ("f32", "f16", "bf16")
+
+
+def import_torch(model, *example_args, func_name: str = "forward", dtype: str | None = None) -> str:
     """Exports `model(*example_args)` with torch.export and returns torch-dialect MLIR text.
 
-    Weights are inlined as `dense_resource` blobs, so the text is self-contained.
+    Weights are inlined as `dense_resource` blobs, so the text is self-contained. With
+    `dtype="f16"` or `"bf16"`, a copy of the model and its floating-point example inputs are
+    converted first: the module then takes and returns that type (GPU tensor cores run it).
     """
     import torch
     from torch_mlir import fx
@@ -24,9 +30,25 @@ def import_torch(model, *example_args, func_name: str = "forward") -> str:
     if not isinstance(model, torch.nn.Module):
         raise SchedcError(f"import_torch expects a torch.nn.Module, got {type(model).__name__}")
     model = model.eval()
+    if dtype is not None:
+        model, example_args = convert_precision(model, example_args, dtype)
     with torch.no_grad():
         module = fx.export_and_import(model, *example_args, output_type="torch", func_name=func_name)
     return str(module)
+
+
+def convert_precision(model, example_args, dtype: str):
+    """A copy of `model` and of its floating-point inputs in `dtype` (f32, f16 or bf16)."""
+    import copy
+
+    import torch
+
+    types = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+    if dtype not in types:
+        raise SchedcError(f"unknown dtype '{dtype}'; valid: {', '.join(DTYPES)}")
+    converted = copy.deepcopy(model).to(types[dtype])
+    args = tuple(a.to(types[dtype]) if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in example_args)
+    return converted, args
 
 
 def load_factory(spec: str):

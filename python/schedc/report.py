@@ -10,7 +10,10 @@ from .stream_ir import transient_allocations
 def build_report(records: dict, stream_with: str | None, stream_without: str | None, meta: dict) -> dict:
     """Per function: each pass's record, and IREE's transient bytes with and without schedc."""
     functions: dict[str, dict] = {}
+    kernels = records.get("kernel-config", {}).get("module")  # module-wide, not per function
     for pass_name, per_function in records.items():
+        if pass_name == "kernel-config":
+            continue
         for function, record in per_function.items():
             functions.setdefault(function, {})[pass_name] = record
     with_schedc = transient_allocations(stream_with) if stream_with else {}
@@ -23,7 +26,10 @@ def build_report(records: dict, stream_with: str | None, stream_without: str | N
             "allocations_without_schedc": without.get(function, []),
             "allocations_with_schedc": with_schedc.get(function, []),
         }
-    return {**meta, "functions": functions}
+    report = {**meta, "functions": functions}
+    if kernels is not None:
+        report["kernels"] = kernels
+    return report
 
 
 def summary_lines(report: dict) -> list[str]:
@@ -64,6 +70,22 @@ def summary_lines(report: dict) -> list[str]:
             ratio = f" ({after / before:.3f}x)" if before else ""
             parts.append(f"IREE transient {before:,} B -> {after:,} B{ratio}")
         lines.append(" ".join(parts))
+    kernels = report.get("kernels")
+    if kernels:
+        lines.extend(kernel_lines(kernels))
+    return lines
+
+
+def kernel_lines(kernels: dict) -> list[str]:
+    """One line for the kernel configs, then one per dispatch: signature, source, time."""
+    sources = {}
+    for kernel in kernels["kernels"]:
+        sources[kernel["source"]] = sources.get(kernel["source"], 0) + 1
+    counts = ", ".join(f"{n} from {source}" for source, n in sorted(sources.items()))
+    lines = [f"kernel configs ({kernels['target']} {kernels['arch']}, database {kernels['database'] or 'none'}): {counts}"]
+    for kernel in kernels["kernels"]:
+        time = f"{kernel['time_us']:.2f} us measured" if kernel["time_us"] is not None else "not measured"
+        lines.append(f"  {kernel['dispatch']}: {kernel['signature']}, {kernel['source']}: {kernel['config']}; {time}")
     return lines
 
 

@@ -1,0 +1,273 @@
+"""Tuned GPU kernels: schedc's kernel configs against IREE's defaults and torch, on a CUDA GPU.
+
+    python bench/kernels.py import build/kernels      # here: the bench models as torch MLIR
+    schedc tune prepare build/kernels/*.mlir --target=cuda -o build/kernels/tune
+    schedc tune bench build/kernels/tune              # GPU machine (runtime only)
+    schedc tune merge build/kernels/tune              # here: into the built-in database
+    python bench/kernels.py compile build/kernels     # here: the modules to compare
+    python bench/kernels.py run build/kernels         # GPU machine: latency, numerics
+    python bench/kernels.py ncu build/kernels         # GPU machine: per-kernel times, torch's too
+    python bench/kernels.py table build/kernels       # the tables from both
+
+Models: bench/models.py at batch 1, f32. Modules: IREE's default (no schedc pass, IREE's own
+kernel configs), schedc with the heuristic alone (an empty kernel database) and schedc with the
+built-in database. Latency: median of 200 calls after 20 warm-ups with the input already on the
+device and the output left there (IREE: device arrays; torch: CUDA tensors, synchronised per
+call), against torch eager and torch.compile (mode "default" and "reduce-overhead"), TF32 off.
+Kernels: Nsight Compute's gpu__time_duration of every dispatch of one call of the tuned
+module, and for each f32 matmul and matmul-like dispatch the same contraction in torch
+(torch.einsum, cuBLAS) timed by torch.profiler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib.util
+import io
+import json
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import median_ms  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ("transformer", "inception", "randwire", "darts", "unet", "plain_cnn", "resnet18", "mobilenet_v2", "densenet")
+VARIANTS = ("iree-default", "schedc-heuristic", "schedc-tuned")
+REPEATS, WARMUP = 200, 20
+
+
+def bench_models():
+    if "bench_models" in sys.modules:
+        return sys.modules["bench_models"]
+    spec = importlib.util.spec_from_file_location("bench_models", ROOT / "bench" / "models.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_models"] = module  # torch.compile re-imports model modules by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def import_models(folder: Path) -> None:
+    import torch
+
+    import schedc
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in MODELS:
+        if (folder / f"{name}.mlir").exists():
+            continue
+        model, args = bench_models().SUITE[name]()
+        torch.save(model.state_dict(), folder / f"{name}.pt")
+        np.save(folder / f"{name}.input.npy", args[0].numpy())
+        (folder / f"{name}.mlir").write_text(schedc.import_torch(model, *args))
+        print(f"imported {name}", file=sys.stderr, flush=True)
+
+
+def compile_models(folder: Path) -> None:
+    from schedc.driver import CompileOptions, compile_with_options
+    from schedc.kernel_configs import KernelDatabase
+    from schedc.targets import resolve_target
+
+    empty = folder / "empty-db.json"
+    KernelDatabase("none", "cuda", "sm_80").save(empty)
+    out = folder / "modules"
+    out.mkdir(exist_ok=True)
+    configs = {}
+    for name in MODELS:
+        for variant in VARIANTS:
+            options = CompileOptions(
+                resolve_target("cuda"),
+                schedc_passes=variant != "iree-default",
+                kernel_db=str(empty) if variant == "schedc-heuristic" else None,
+                report=variant == "schedc-tuned",
+            )
+            result = compile_with_options(folder / f"{name}.mlir", options)
+            (out / f"{name}.{variant}.vmfb").write_bytes(result.output)
+            if result.report and "kernels" in result.report:
+                configs[name] = result.report["kernels"]["kernels"]
+            print(f"compiled {name}.{variant}", file=sys.stderr, flush=True)
+    (out / "configs.json").write_text(json.dumps(configs, indent=1))
+
+
+def _load(path: Path):
+    import iree.runtime as rt
+
+    config = rt.Config("cuda")
+    vm_module = rt.VmModule.mmap(config.vm_instance, str(path))
+    context = rt.SystemContext(vm_modules=[vm_module], config=config)
+    return config, context.modules[vm_module.name]["forward"]
+
+
+def run(folder: Path) -> None:
+    import iree.runtime as rt
+    import torch
+
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    rows = {}
+    for name in MODELS:
+        model, _ = bench_models().SUITE[name]()
+        model.load_state_dict(torch.load(folder / f"{name}.pt"))
+        model = model.cuda().eval()
+        x = np.load(folder / f"{name}.input.npy")
+        x_gpu = torch.from_numpy(x).cuda()
+
+        def timed(fn):
+            def call():
+                fn(x_gpu)
+                torch.cuda.synchronize()
+            return median_ms(call, REPEATS, WARMUP)
+
+        with torch.no_grad():
+            expected = model(x_gpu).cpu().numpy()
+            rows[f"{name}.torch-eager"] = {"ms": timed(model)}
+            for mode in ("default", "reduce-overhead"):
+                torch._dynamo.reset()
+                compiled = torch.compile(model, mode=mode)
+                for _ in range(3):
+                    compiled(x_gpu)
+                rows[f"{name}.torch-compile-{mode}"] = {"ms": timed(compiled)}
+        for variant in VARIANTS:
+            config, forward = _load(folder / "modules" / f"{name}.{variant}.vmfb")
+            x_device = rt.asdevicearray(config.device, x)
+            actual = np.asarray(forward(x_device).to_host())
+            error = float(np.abs(actual - expected).max() / max(np.abs(expected).max(), 1e-30))
+            rows[f"{name}.{variant}"] = {"ms": median_ms(lambda: forward(x_device), REPEATS, WARMUP), "max_rel_error": error}
+        line = ", ".join(f"{k.split('.', 1)[1]} {v['ms']:.3f}" for k, v in rows.items() if k.startswith(name + "."))
+        print(f"{name}: {line} ms", flush=True)
+    (folder / "results.run.json").write_text(json.dumps(rows, indent=1))
+
+
+def _einsum_spec(maps: list[str]) -> str | None:
+    """`ik,jk->ij` from a contraction's affine maps (inputs..., output)."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    subscripts = []
+    for text in maps:
+        match = re.search(r"\)\s*->\s*\(([^)]*)\)", text)
+        if not match:
+            return None
+        dims = [d.strip() for d in match.group(1).split(",") if d.strip()]
+        if not all(re.fullmatch(r"d\d+", d) for d in dims):
+            return None
+        subscripts.append("".join(letters[int(d[1:])] for d in dims))
+    return ",".join(subscripts[:-1]) + "->" + subscripts[-1]
+
+
+def ncu(folder: Path) -> None:
+    """Per-dispatch kernel times of one call of each tuned and default module (Nsight Compute),
+    and torch's time for each contraction the tuned modules run."""
+    kernels = {}
+    for name in MODELS:
+        for variant in ("iree-default", "schedc-tuned"):
+            module = folder / "modules" / f"{name}.{variant}.vmfb"
+            command = ["ncu", "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv",
+                       sys.executable, __file__, "once", str(module)]
+            out = subprocess.run(command, capture_output=True, text=True)
+            rows = list(csv.reader(io.StringIO(out.stdout[out.stdout.find('"ID"'):])))
+            if not rows:
+                print(f"ncu failed on {module.name}: {out.stderr[-500:]}", flush=True)
+                continue
+            header = rows[0]
+            name_col, value_col, unit_col = header.index("Kernel Name"), header.index("Metric Value"), header.index("Metric Unit")
+            times = {}
+            for row in rows[1:]:
+                scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}.get(row[unit_col], 1.0)
+                times.setdefault(row[name_col], []).append(float(row[value_col].replace(",", "")) * scale)
+            kernels[f"{name}.{variant}"] = {k: statistics.median(v) for k, v in times.items()}
+    configs = json.loads((folder / "modules" / "configs.json").read_text())
+    signatures = json.loads((folder / "tune" / "manifest.json").read_text())["kernels"] if (folder / "tune" / "manifest.json").exists() else []
+    (folder / "results.ncu.json").write_text(json.dumps({"kernels": kernels, "torch": _torch_contractions(signatures, configs)}, indent=1))
+
+
+def _torch_contractions(signatures: list, configs: dict) -> dict:
+    """torch.profiler kernel time of each f32 contraction of the tuned models, by dispatch."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    by_key = {k["signature"]["key"]: k["signature"] for k in signatures}
+    found, timed = {}, {}
+    for model, model_kernels in configs.items():
+        for kernel in model_kernels:
+            sig = by_key.get(kernel["key"])
+            if sig is None or sig["kind"] not in ("matmul", "batch_matmul", "matmul_like") or sig["element_type"] != "f32":
+                continue
+            spec = _einsum_spec(sig["indexing_maps"])
+            if spec is None:
+                continue
+            cache_key = (spec, tuple(map(tuple, sig["operand_shapes"][:2])))
+            if cache_key in timed:
+                found[f"{model}:{kernel['dispatch']}"] = timed[cache_key]
+                continue
+            operands = [torch.randn(shape, device="cuda") for shape in sig["operand_shapes"][:2]]
+            for _ in range(5):
+                torch.einsum(spec, *operands)
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for _ in range(20):
+                    torch.einsum(spec, *operands)
+                torch.cuda.synchronize()
+            events = [e for e in prof.key_averages() if e.device_type.name == "CUDA" and e.count]
+            total = sum(e.self_device_time_total for e in events)  # us over all 20 calls
+            timed[cache_key] = {"spec": spec, "us": total / 20, "kernels": [e.key[:60] for e in events]}
+            found[f"{model}:{kernel['dispatch']}"] = timed[cache_key]
+    return found
+
+
+def once(path: Path) -> None:
+    import iree.runtime as rt
+
+    config, forward = _load(path)
+    name = path.name.split(".")[0]
+    x = np.load(path.parents[1] / f"{name}.input.npy")
+    forward(rt.asdevicearray(config.device, x))
+
+
+def table(folder: Path) -> None:
+    run_rows = json.loads((folder / "results.run.json").read_text()) if (folder / "results.run.json").exists() else {}
+    if run_rows:
+        columns = ("iree-default", "schedc-heuristic", "schedc-tuned", "torch-eager", "torch-compile-default", "torch-compile-reduce-overhead")
+        print("latency, batch 1, input on the device (ms, median of 200 calls)")
+        print(f"{'model':<14}" + "".join(f"{c:>16}" for c in ("iree", "heuristic", "tuned", "eager", "compile", "compile-ro")) + f"{'tuned/compile':>15}{'iree/heur.':>11}{'error':>10}")
+        for name in MODELS:
+            cells = [run_rows.get(f"{name}.{c}", {}).get("ms", float("nan")) for c in columns]
+            error = max(run_rows.get(f"{name}.{v}", {}).get("max_rel_error", 0.0) for v in VARIANTS)
+            print(f"{name:<14}" + "".join(f"{c:>16.3f}" for c in cells) + f"{cells[2] / cells[4]:>15.2f}{cells[0] / cells[1]:>11.2f}{error:>10.1e}")
+    if (folder / "results.ncu.json").exists():
+        data = json.loads((folder / "results.ncu.json").read_text())
+        print("\nf32 matmul and matmul-like dispatches: Nsight Compute time (us) against torch's kernel (torch.profiler)")
+        print(f"{'dispatch':<58}{'iree':>9}{'tuned':>9}{'torch':>9}{'tuned/torch':>12}")
+        ratios = []
+        for model in MODELS:
+            tuned, default = data["kernels"].get(f"{model}.schedc-tuned", {}), data["kernels"].get(f"{model}.iree-default", {})
+            for where, ref in data["torch"].items():
+                if not where.startswith(model + ":"):
+                    continue
+                dispatch = where.split(":", 1)[1]
+                t = next((v for k, v in tuned.items() if k.startswith(dispatch)), None)
+                d = next((v for k, v in default.items() if k.startswith(dispatch)), None)
+                if t is None:
+                    continue
+                ratios.append(t / ref["us"])
+                print(f"{model + ':' + dispatch[-48:]:<58}{d if d else float('nan'):>9.2f}{t:>9.2f}{ref['us']:>9.2f}{t / ref['us']:>12.2f}")
+        if ratios:
+            print(f"tuned / torch: median {statistics.median(ratios):.2f}, worst {max(ratios):.2f}, within 2x: {sum(r <= 2 for r in ratios)}/{len(ratios)}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("step", choices=("import", "compile", "run", "ncu", "once", "table"))
+    parser.add_argument("folder", type=Path)
+    args = parser.parse_args()
+    {"import": import_models, "compile": compile_models, "run": run, "ncu": ncu, "once": once, "table": table}[args.step](args.folder)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

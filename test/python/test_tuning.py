@@ -1,0 +1,140 @@
+"""Kernel configuration on IR: signatures of real dispatches, the pass in the CUDA pipeline,
+measured times in the cost model, and `schedc tune prepare` (CUDA modules compile without a GPU)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from iree.compiler import ir
+
+import schedc
+from schedc.dispatches import benchmark_module_from_text, dispatch_sites, executables, signature
+from schedc.irio import parse_module, printable, split_chunks
+from schedc.passes import REGISTRY, PassContext
+from schedc.pipeline import parse_pipeline, run_pipeline
+from schedc.targets import resolve_target
+from schedc.tuning import MANIFEST, TuneOptions, prepare
+
+ROOT = Path(__file__).resolve().parents[2]
+LIT_INPUT = ROOT / "test" / "passes" / "kernel-config.mlir"
+LIT_DB = ROOT / "test" / "passes" / "Inputs" / "kernel-config-db.json"
+
+
+@pytest.fixture(scope="module")
+def cuda_flow(imported):
+    """The example transformer block and conv net at the flow phase for CUDA, without schedc."""
+    return {
+        name: schedc.compile(imported(name)[2], target="cuda", emit="flow", schedc_passes=False)
+        for name in ("transformer_block", "branchy_convnet")
+    }
+
+
+def _signatures(text: str):
+    module = parse_module(printable(text), "flow.mlir", ir.Context())
+    return [s[0] for s in (signature(e) for e in executables(module)) if s is not None], module
+
+
+def test_signatures_classify_real_dispatches(cuda_flow):
+    sigs, _ = _signatures(cuda_flow["transformer_block"])
+    kinds = {s.kind for s in sigs}
+    assert {"matmul", "batch_matmul", "softmax", "reduction"} <= kinds
+    for s in sigs:
+        if s.kind == "matmul":
+            assert s.iterators == ("parallel", "parallel", "reduction") and len(s.loops) == 3
+            assert s.name in s.name and "matmul" in s.name
+    convs, _ = _signatures(cuda_flow["branchy_convnet"])
+    assert {"conv", "matmul_like"} & {s.kind for s in convs}
+
+
+def test_signature_key_ignores_names_and_configs(cuda_flow):
+    """The same computation under another dispatch name, or already configured, keeps its key."""
+    sigs, module = _signatures(cuda_flow["transformer_block"])
+    context = PassContext(out=None)
+    run_pipeline(module, parse_pipeline("kernel-config", REGISTRY), REGISTRY, context)
+    configured = [s[0] for s in (signature(e) for e in executables(module)) if s is not None]
+    assert [s.key for s in configured] == [s.key for s in sigs]
+    keys = {}
+    for s in sigs:
+        keys.setdefault((s.kind, s.loops, s.fused), set()).add(s.key)
+    assert all(len(v) == 1 for k, v in keys.items() if k[0] == "batch_matmul" and len(v) and k[2] == ())
+
+
+def test_cuda_compiles_get_kernel_configs_unless_tuning_is_off(imported, tmp_path):
+    mlir = imported("mlp")[2]
+    tuned = schedc.compile(mlir, target="cuda", emit="flow", report=str(tmp_path / "r.json"))
+    assert "compilation_info" in tuned
+    report = json.loads((tmp_path / "r.json").read_text())
+    sources = {k["source"] for k in report["kernels"]["kernels"]}
+    assert sources <= {"database", "heuristic", "iree"} and "heuristic" in sources | {"database"}
+    assert "compilation_info" not in schedc.compile(mlir, target="cuda", emit="flow", tuning=False)
+    assert "compilation_info" not in schedc.compile(mlir, target="llvm-cpu", emit="flow")
+
+
+def test_measured_times_replace_the_roofline_in_stream_schedule():
+    [(first_line, chunk)] = split_chunks(LIT_INPUT.read_text())[:1]
+    results = {}
+    for pipeline in ("stream-schedule", f"kernel-config{{database={LIT_DB}}},stream-schedule"):
+        module = parse_module(chunk, str(LIT_INPUT), ir.Context(), first_line)
+        context = PassContext(out=None)
+        run_pipeline(module, parse_pipeline(pipeline, REGISTRY), REGISTRY, context)
+        results[pipeline] = context.records["stream-schedule"]["linear_layer"]["estimated_makespan_us"]
+    measured = results[f"kernel-config{{database={LIT_DB}}},stream-schedule"]
+    assert measured == pytest.approx(1.25)  # the database's time for this kernel
+    assert results["stream-schedule"] != pytest.approx(1.25)
+
+
+def test_tune_prepare_compiles_candidates_and_drops_none(imported, tmp_path):
+    source = tmp_path / "mlp.mlir"
+    source.write_text(imported("mlp")[2])
+    options = TuneOptions(resolve_target("cuda"), candidates=2, repeat=3, jobs=2)
+    manifest = prepare([str(source)], str(tmp_path / "tune"), options)
+    assert manifest["target"] == "cuda" and manifest["repeat"] == 3
+    assert manifest["kernels"], "the mlp's matmuls are tunable"
+    for kernel in manifest["kernels"]:
+        assert kernel["functions"][0] == "c0" and kernel["configs"][0] is None  # IREE's own first
+        assert len(kernel["functions"]) == len(kernel["configs"]) >= 2
+        assert (tmp_path / "tune" / kernel["module"]).stat().st_size > 0
+    assert json.loads((tmp_path / "tune" / MANIFEST).read_text()) == json.loads(json.dumps(manifest))
+
+
+def test_a_benchmark_module_keeps_the_candidates_asked_for(cuda_flow):
+    from schedc.dispatches import benchmark_module
+    from schedc.kernel_configs import candidate_configs
+
+    module = parse_module(printable(cuda_flow["transformer_block"]), "flow.mlir", ir.Context())
+    sites = dispatch_sites(module)
+    executable = next(e for e in executables(module) if (s := signature(e)) and s[0].kind == "matmul")
+    sig, _ = signature(executable)
+    text = benchmark_module(executable, sites[executable.symbol], [None, *candidate_configs(sig, 2)])
+    assert text.count("func.func @c") == 3 and text.count("compilation_info") >= 2
+    kept = benchmark_module_from_text(text, [0, 2])
+    assert "func.func @c0" in kept and "func.func @c2" in kept and "func.func @c1(" not in kept
+
+
+def test_f16_import_matches_the_f32_model(examples, tmp_path):
+    import numpy as np
+    import torch
+
+    model, args = examples.FACTORIES["mlp"]()
+    expected = model(*args).detach().numpy()
+    schedc.compile(schedc.import_torch(model, *args, dtype="f16"), target="llvm-cpu", output=str(tmp_path / "m.vmfb"))
+    actual = schedc.load(str(tmp_path / "m.vmfb")).forward(args[0].to(torch.float16))
+    assert actual.dtype == torch.float16
+    error = float(np.abs(actual.float().numpy() - expected).max() / np.abs(expected).max())
+    assert error < 1e-2  # f16 keeps ~3 decimal digits
+
+
+def test_bf16_import_compiles_for_cuda(examples):
+    # IREE 3.13's llvm-cpu backend rejects bf16 constants (with or without schedc); CUDA takes them.
+    model, args = examples.FACTORIES["mlp"]()
+    mlir = schedc.import_torch(model, *args, dtype="bf16")
+    assert "bf16" in mlir
+    assert len(schedc.compile(mlir, target="cuda")) > 0
+
+
+def test_unknown_dtype_is_a_clear_error(examples):
+    model, args = examples.FACTORIES["mlp"]()
+    with pytest.raises(schedc.SchedcError, match="unknown dtype 'f8'; valid: f32, f16, bf16"):
+        schedc.import_torch(model, *args, dtype="f8")
