@@ -69,7 +69,7 @@ def import_models(folder: Path) -> None:
         print(f"imported {name}", file=sys.stderr, flush=True)
 
 
-def compile_models(folder: Path) -> None:
+def compile_models(folder: Path, variants=VARIANTS) -> None:
     from schedc.driver import CompileOptions, compile_with_options
     from schedc.kernel_configs import KernelDatabase
     from schedc.targets import resolve_target
@@ -78,9 +78,10 @@ def compile_models(folder: Path) -> None:
     KernelDatabase("none", "cuda", "sm_80").save(empty)
     out = folder / "modules"
     out.mkdir(exist_ok=True)
-    configs = {}
+    configs_path = out / "configs.json"
+    configs = json.loads(configs_path.read_text()) if configs_path.exists() else {}
     for name in MODELS:
-        for variant in VARIANTS:
+        for variant in variants:
             options = CompileOptions(
                 resolve_target("cuda"),
                 schedc_passes=variant != "iree-default",
@@ -92,7 +93,7 @@ def compile_models(folder: Path) -> None:
             if result.report and "kernels" in result.report:
                 configs[name] = result.report["kernels"]["kernels"]
             print(f"compiled {name}.{variant}", file=sys.stderr, flush=True)
-    (out / "configs.json").write_text(json.dumps(configs, indent=1))
+    configs_path.write_text(json.dumps(configs, indent=1))
 
 
 def _load(path: Path):
@@ -264,8 +265,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("step", choices=("import", "compile", "run", "ncu", "once", "table"))
     parser.add_argument("folder", type=Path)
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="compile: which modules")
     args = parser.parse_args()
-    {"import": import_models, "compile": compile_models, "run": run, "ncu": ncu, "once": once, "table": table}[args.step](args.folder)
+    if args.step == "compile":
+        compile_models(args.folder, tuple(args.variants.split(",")))
+    else:
+        {"import": import_models, "run": run, "ncu": ncu, "once": once, "table": table}[args.step](args.folder)
     return 0
 
 

@@ -69,7 +69,8 @@ def _tune_target_options(p) -> None:
     p.add_argument("--target", default="cuda", help="cuda (default) or rocm")
     p.add_argument("--cuda-arch", help="CUDA target (default sm_80)")
     p.add_argument("--rocm-arch", help="ROCm target (default gfx942)")
-    p.add_argument("--candidates", type=int, default=12, help="configs measured per dispatch besides IREE's and the heuristic's")
+    p.add_argument("--candidates", type=int, default=8, help="configs measured per dispatch besides IREE's and the heuristic's")
+    p.add_argument("--elementwise", action="store_true", help="also tune elementwise dispatches (default: matmuls, matmul-likes and convolutions)")
     p.add_argument("--repeat", type=int, default=50, help="dispatches per benchmark call")
     p.add_argument("--jobs", type=int, default=0, help="parallel compiles (default: all cores)")
     p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="an extra flag for iree-compile (repeatable)")
@@ -183,7 +184,10 @@ def _tune_options(args):
     if args.candidates < 0 or args.repeat < 1 or args.jobs < 0:
         raise SchedcError("--candidates and --jobs must be >= 0 and --repeat >= 1")
     target = resolve_target(args.target, cuda_arch=args.cuda_arch, rocm_arch=args.rocm_arch)
-    return TuneOptions(target, args.candidates, args.repeat, args.jobs, tuple(args.iree_flag))
+    from schedc.kernel_configs import ELEMENTWISE_KINDS, TILED_KINDS
+
+    kinds = TILED_KINDS + (ELEMENTWISE_KINDS if args.elementwise else ())
+    return TuneOptions(target, args.candidates, kinds, args.repeat, args.jobs, tuple(args.iree_flag))
 
 
 def _tune_all(argv: list[str]) -> int:

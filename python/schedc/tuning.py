@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import CompileError, SchedcError
-from .kernel_configs import CHIPS, KernelConfig, KernelDatabase, KernelSignature, TunedEntry, candidate_configs, default_database, heuristic_config
+from .kernel_configs import CHIPS, TILED_KINDS, KernelConfig, KernelDatabase, KernelSignature, TunedEntry, candidate_configs, default_database, heuristic_config
 from .targets import Target
 
 MANIFEST = "manifest.json"
@@ -38,7 +38,8 @@ TOLERANCE = {"f32": 1e-4, "f64": 1e-9, "f16": 2e-2, "bf16": 5e-2}
 @dataclass(frozen=True)
 class TuneOptions:
     target: Target
-    candidates: int = 12  # configs measured per dispatch besides IREE's and the heuristic's
+    candidates: int = 8  # configs measured per dispatch besides IREE's and the heuristic's
+    kinds: tuple[str, ...] = TILED_KINDS  # op classes to tune (ELEMENTWISE_KINDS may be added)
     repeat: int = 50  # dispatches per call in the benchmark modules
     jobs: int = 0  # parallel compiles (0: the machine's cores)
     iree_flags: tuple[str, ...] = ()
@@ -95,7 +96,7 @@ def prepare(models: list[str], folder: str, options: TuneOptions) -> dict:
             if found is None:
                 continue
             sig, _ = found
-            if sig.key in jobs:
+            if sig.key in jobs or sig.kind not in options.kinds:
                 continue
             configs = _configs_to_measure(sig, options)
             site = sites.get(executable.symbol)
@@ -147,10 +148,25 @@ def _configs_to_measure(sig: KernelSignature, options: TuneOptions) -> list[Kern
 
 def _compile_job(job: dict, out: Path, options: TuneOptions, progress: Progress) -> dict | None:
     """Compiles one dispatch's module; where IREE rejects it, each candidate alone, keeping
-    the ones that compile in one module again."""
+    the ones that compile in one module again. A module compiled by an earlier run of the
+    same job (same signature and configs) is kept: an interrupted prepare resumes."""
+    text = job.pop("text")
+    record = out / f"{job['name']}.json"
+    if record.exists():
+        done = json.loads(record.read_text())
+        if done.get("signature") == job["signature"] and done.get("candidates") == job["configs"] and done.get("repeat") == options.repeat:
+            progress.step(job["signature"]["name"])
+            return done["job"]
+    candidates = list(job["configs"])
+    result = _compile_fresh(job, text, out, options)
+    record.write_text(json.dumps({"signature": job["signature"], "candidates": candidates, "repeat": options.repeat, "job": result}))
+    progress.step(job["signature"]["name"])
+    return result
+
+
+def _compile_fresh(job: dict, text: str, out: Path, options: TuneOptions) -> dict | None:
     from .dispatches import benchmark_module_from_text
 
-    text = job.pop("text")
     source = out / f"{job['name']}.mlir"
     source.write_text(text)
     failed = []
@@ -171,12 +187,10 @@ def _compile_job(job: dict, out: Path, options: TuneOptions, progress: Progress)
                 single.unlink(missing_ok=True)
                 (out / f"{job['name']}.c{index}.vmfb").unlink(missing_ok=True)
         if 0 not in kept:
-            progress.step(job["signature"]["name"])
             return None  # IREE's own config does not compile standalone: nothing to compare with
         source.write_text(benchmark_module_from_text(text, kept))
         _compile_candidates(source, out / f"{job['name']}.vmfb", options)
     source.unlink(missing_ok=True)
-    progress.step(job["signature"]["name"])
     job["module"] = f"{job['name']}.vmfb"
     job["functions"] = [f"c{i}" for i in kept]
     job["configs"] = [job["configs"][i] for i in kept]

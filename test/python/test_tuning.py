@@ -138,3 +138,32 @@ def test_unknown_dtype_is_a_clear_error(examples):
     model, args = examples.FACTORIES["mlp"]()
     with pytest.raises(schedc.SchedcError, match="unknown dtype 'f8'; valid: f32, f16, bf16"):
         schedc.import_torch(model, *args, dtype="f8")
+
+
+def test_tune_bench_times_and_checks_every_candidate_on_the_cpu(cuda_flow, tmp_path):
+    """`schedc tune bench` needs only the runtime: here on local-task, with two copies of one
+    dispatch under IREE's own config (GPU configs do not compile for the CPU)."""
+    from schedc.dispatches import benchmark_module
+    from schedc.iree_tools import run_iree_compile
+    from schedc.tools.schedc import main
+    from schedc.tuning import RESULTS, winners
+
+    module = parse_module(printable(cuda_flow["transformer_block"]), "flow.mlir", ir.Context())
+    sites = dispatch_sites(module)
+    executable = next(e for e in executables(module) if (s := signature(e)) and s[0].kind == "matmul")
+    sig, _ = signature(executable)
+    site = sites[executable.symbol]
+    (tmp_path / "k000.mlir").write_text(benchmark_module(executable, site, [None, None]))
+    run_iree_compile([str(tmp_path / "k000.mlir"), *resolve_target("llvm-cpu").iree_flags(),
+                      "--iree-hal-benchmark-dispatch-repeat-count=2", "-o", str(tmp_path / "k000.vmfb")], what="test")
+    manifest = {"target": "llvm-cpu", "arch": "host", "chip": "cpu", "repeat": 2, "models": [], "skipped": [], "kernels": [{
+        "name": "k000", "module": "k000.vmfb", "signature": sig.to_json(), "operands": list(site.operand_types),
+        "results": list(site.result_types), "functions": ["c0", "c1"], "configs": [None, None], "failed": []}]}
+    (tmp_path / MANIFEST).write_text(json.dumps(manifest))
+    assert main(["tune", "bench", str(tmp_path), "--device=local-task", "--calls=3"]) == 0
+    results = json.loads((tmp_path / RESULTS).read_text())
+    timings = results["kernels"]["k000"]
+    assert [t["function"] for t in timings] == ["c0", "c1"]
+    assert all(t["time_us"] > 0 and t["error"] == 0.0 for t in timings)  # the same kernel twice
+    [entry] = winners(manifest, results["kernels"])
+    assert entry.config is None and entry.time_us == timings[0]["time_us"]
