@@ -259,33 +259,48 @@ def dispatch_sites(module: ir.Operation) -> dict[str, DispatchSite]:
 
 def benchmark_module(executable: Executable, site: DispatchSite, configs: list[KernelConfig | None]) -> str:
     """MLIR text of a module with one function per config, `@c<i>(operands) -> results`,
-    each dispatching its own copy of the executable (config None: IREE's own choice)."""
+    each dispatching its own copy of the executable (config None: IREE's own choice).
+
+    The copies are printed as one module, so the constants a dispatch body holds inline
+    (`dense_resource` blobs) come along in its resource section."""
     context = executable.op.context
-    pieces = []
-    for i, config in enumerate(configs):
-        with context, ir.Location.unknown():
-            holder = ir.Module.create()
+    functions = []
+    with context, ir.Location.unknown():
+        holder = ir.Module.create()
+        for i, config in enumerate(configs):
             copy = executable.op.clone(ir.InsertionPoint(holder.body))
             copy.attributes["sym_name"] = ir.StringAttr.get(f"k{i}")
             if config is not None:
-                found = signature(Executable(copy, f"k{i}", executable.entry, executables(holder.operation)[0].func))
+                found = signature(Executable(copy, f"k{i}", executable.entry, _entry_function(copy)))
                 if found is None:
                     raise ValueError(f"{executable.symbol}: no root op to configure in its copy")
                 apply_config(found[1], config)
-            pieces.append(copy.get_asm(enable_debug_info=False))
-            del holder
-        arguments = ", ".join(f"%a{j}: {t}" for j, t in enumerate(site.operand_types))
-        operands = ", ".join(f"%a{j}" for j in range(len(site.operand_types)))
-        results = ", ".join(site.result_types)
-        count = len(site.result_types)
-        value = "%r" if count == 1 else f"%r:{count}"
-        returned = "%r" if count == 1 else ", ".join(f"%r#{j}" for j in range(count))
-        pieces.append(
-            f"func.func @c{i}({arguments}) -> ({results}) {{\n"
-            f"  {value} = flow.dispatch @k{i}::@{site.entry}({operands}) : ({', '.join(site.operand_types)}) -> ({results})\n"
-            f"  return {returned} : {results}\n}}"
-        )
-    return "module {\n" + "\n".join(pieces) + "\n}\n"
+            functions.append(_benchmark_function(i, site))
+        text = holder.operation.get_asm(enable_debug_info=False)
+    module, brace, resources = text.partition("\n{-#")
+    body_end = module.rstrip().rfind("}")
+    return module[:body_end] + "\n".join(functions) + "\n}\n" + (brace + resources if brace else "")
+
+
+def _entry_function(executable_op: ir.Operation) -> ir.Operation:
+    for inner in executable_op.regions[0].blocks[0].operations:
+        if inner.operation.name == "builtin.module":
+            return next(f.operation for f in inner.regions[0].blocks[0].operations if f.operation.name == "func.func")
+    raise ValueError("executable without a body")
+
+
+def _benchmark_function(i: int, site: DispatchSite) -> str:
+    arguments = ", ".join(f"%a{j}: {t}" for j, t in enumerate(site.operand_types))
+    operands = ", ".join(f"%a{j}" for j in range(len(site.operand_types)))
+    results = ", ".join(site.result_types)
+    count = len(site.result_types)
+    value = "%r" if count == 1 else f"%r:{count}"
+    returned = "%r" if count == 1 else ", ".join(f"%r#{j}" for j in range(count))
+    return (
+        f"  func.func @c{i}({arguments}) -> ({results}) {{\n"
+        f"    {value} = flow.dispatch @k{i}::@{site.entry}({operands}) : ({', '.join(site.operand_types)}) -> ({results})\n"
+        f"    return {returned} : {results}\n  }}"
+    )
 
 
 def benchmark_module_from_text(text: str, keep: list[int]) -> str:
