@@ -218,12 +218,16 @@ def apply_config(root: ir.Operation, config: KernelConfig) -> None:
 
 @dataclass(frozen=True)
 class DispatchSite:
-    """How a model calls an executable: tensor operand and result types, as text."""
+    """How a model calls an executable: tensor operand and result types, as text, and which
+    results are written into an operand."""
 
     executable: str
     entry: str
     operand_types: tuple[str, ...]
     result_types: tuple[str, ...]
+    # Per result, the operand it is written into in place (IREE's tied results: a kernel
+    # writing its slice of a concatenation), or -1.
+    tied: tuple[int, ...] = ()
 
     @property
     def benchmarkable(self) -> bool:
@@ -235,8 +239,8 @@ def _float_tensor(type_text: str) -> bool:
 
 
 def dispatch_sites(module: ir.Operation) -> dict[str, DispatchSite]:
-    """The first call of each executable with static tensors only, no workload operands and no
-    results written in place (what a standalone benchmark can reproduce), by executable."""
+    """The first call of each executable with static tensors only and no workload operands
+    (what a standalone benchmark can reproduce), by executable."""
     sites: dict[str, DispatchSite] = {}
 
     def visit(op):
@@ -249,8 +253,9 @@ def dispatch_sites(module: ir.Operation) -> dict[str, DispatchSite]:
         segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
         tied = [ir.IntegerAttr(t).value for t in ir.ArrayAttr(op.attributes["tied_operands"])] if "tied_operands" in op.attributes else []
         static = all(isinstance(v.type, ir.RankedTensorType) and v.type.has_static_shape for v in list(op.operands) + list(op.results))
-        if executable not in sites and segments[0] == 0 and sum(segments[2:]) == 0 and all(t < 0 for t in tied) and static:
-            sites[executable] = DispatchSite(executable, name, tuple(str(v.type) for v in op.operands), tuple(str(r.type) for r in op.results))
+        if executable not in sites and segments[0] == 0 and sum(segments[2:]) == 0 and static:
+            tied = tied or [-1] * len(op.results)
+            sites[executable] = DispatchSite(executable, name, tuple(str(v.type) for v in op.operands), tuple(str(r.type) for r in op.results), tuple(tied))
         return ir.WalkResult.ADVANCE
 
     module.walk(visit)
@@ -293,12 +298,14 @@ def _benchmark_function(i: int, site: DispatchSite) -> str:
     arguments = ", ".join(f"%a{j}: {t}" for j, t in enumerate(site.operand_types))
     operands = ", ".join(f"%a{j}" for j in range(len(site.operand_types)))
     results = ", ".join(site.result_types)
+    tied = site.tied or (-1,) * len(site.result_types)
+    dispatched = ", ".join(f"%a{t}" if t >= 0 else r for t, r in zip(tied, site.result_types))
     count = len(site.result_types)
     value = "%r" if count == 1 else f"%r:{count}"
     returned = "%r" if count == 1 else ", ".join(f"%r#{j}" for j in range(count))
     return (
         f"  func.func @c{i}({arguments}) -> ({results}) {{\n"
-        f"    {value} = flow.dispatch @k{i}::@{site.entry}({operands}) : ({', '.join(site.operand_types)}) -> ({results})\n"
+        f"    {value} = flow.dispatch @k{i}::@{site.entry}({operands}) : ({', '.join(site.operand_types)}) -> ({dispatched})\n"
         f"    return {returned} : {results}\n  }}"
     )
 

@@ -103,7 +103,7 @@ def prepare(models: list[str], folder: str, options: TuneOptions) -> dict:
             if len(configs) < 2:
                 continue  # nothing to choose between: IREE's own config stands
             if site is None or not site.benchmarkable:
-                skipped.append({"name": sig.name, "kind": sig.kind, "reason": "not reproducible standalone (dynamic, in-place or non-float operands)"})
+                skipped.append({"name": sig.name, "kind": sig.kind, "reason": "not reproducible standalone (dynamic shapes, workload operands or non-float tensors)"})
                 continue
             name = f"k{len(jobs):03d}"
             jobs[sig.key] = {
