@@ -113,14 +113,15 @@ def _load(path: Path):
     return config, context.modules[vm_module.name]["forward"]
 
 
-def run(folder: Path) -> None:
+def run(folder: Path, models=MODELS) -> None:
     import iree.runtime as rt
     import torch
 
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
-    rows = {}
-    for name in MODELS:
+    results = folder / "results.run.json"
+    rows = json.loads(results.read_text()) if results.exists() else {}
+    for name in models:
         model, _ = bench_models().SUITE[name]()
         model.load_state_dict(torch.load(folder / f"{name}.pt"))
         model = model.cuda().eval()
@@ -153,7 +154,7 @@ def run(folder: Path) -> None:
             rows[f"{name}.{variant}"] = {"ms": median_ms(lambda: forward(x_device), REPEATS, WARMUP), "max_rel_error": error}
         line = ", ".join(f"{k.split('.', 1)[1]} {v['ms']:.3f}" for k, v in rows.items() if k.startswith(name + "."))
         print(f"{name}: {line} ms", flush=True)
-    (folder / "results.run.json").write_text(json.dumps(rows, indent=1))
+        results.write_text(json.dumps(rows, indent=1))
 
 
 def _einsum_spec(maps: list[str]) -> str | None:
@@ -278,9 +279,12 @@ def main() -> int:
     parser.add_argument("step", choices=("import", "compile", "run", "ncu", "once", "table"))
     parser.add_argument("folder", type=Path)
     parser.add_argument("--variants", default=",".join(VARIANTS), help="compile: which modules")
+    parser.add_argument("--models", default=",".join(MODELS), help="run: which models (results add up)")
     args = parser.parse_args()
     if args.step == "compile":
         compile_models(args.folder, tuple(args.variants.split(",")))
+    elif args.step == "run":
+        run(args.folder, tuple(args.models.split(",")))
     else:
         {"import": import_models, "run": run, "ncu": ncu, "once": once, "table": table}[args.step](args.folder)
     return 0
