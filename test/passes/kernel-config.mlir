@@ -1,11 +1,12 @@
-// RUN: schedc-opt %s --split-input-file --passes=kernel-config | filecheck %s
-// RUN: schedc-opt %s --split-input-file --passes="kernel-config{heuristic=false}" | filecheck %s --check-prefix=IREE
+// RUN: schedc-opt %s --split-input-file --passes="kernel-config{database=%S/Inputs/kernel-config-empty-db.json}" | filecheck %s
+// RUN: schedc-opt %s --split-input-file --passes="kernel-config{database=%S/Inputs/kernel-config-empty-db.json heuristic=false}" | filecheck %s --check-prefix=IREE
 // RUN: schedc-opt %s --split-input-file --passes="kernel-config{database=%S/Inputs/kernel-config-db.json}" | filecheck %s --check-prefix=DB
 // RUN: schedc-opt %s --split-input-file --passes="kernel-config{target=rocm}" | filecheck %s --check-prefix=ROCM
 
-// A torch linear layer's matmul (B transposed) with its bias fused: the heuristic tiles its two
-// parallel loops and steps K with both operands in shared memory; IREE's own config would run
-// 32x128 tiles (3 workgroups on 132 SMs). The database holds a measured config for it.
+// A torch linear layer's matmul (B transposed) with its bias fused: with an empty database the
+// heuristic tiles its two parallel loops and steps K with both operands in shared memory (IREE's
+// own config would run 32x128 tiles: 3 workgroups on 132 SMs); with heuristic=false IREE's
+// stays; a database with a measured config for it gives that config and its time.
 
 //       CHECK: #[[PIPELINE:.+]] = #iree_codegen.translation_info<pipeline = #iree_gpu.pipeline<TileAndFuse> workgroup_size = [{{[0-9]+}}, 1, 1] subgroup_size = 32>
 //       CHECK: #[[CONFIG:.+]] = #iree_codegen.compilation_info<lowering_config = #iree_gpu.lowering_config<{promote_operands = [0, 1], reduction = [0, 0, {{[0-9]+}}], thread = [{{[0-9]+}}, {{[0-9]+}}, 0], workgroup = [{{[0-9]+}}, {{[0-9]+}}, 0]}>, translation_info = #[[PIPELINE]]>
