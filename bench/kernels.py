@@ -190,7 +190,7 @@ def ncu(folder: Path) -> None:
             name_col, value_col, unit_col = header.index("Kernel Name"), header.index("Metric Value"), header.index("Metric Unit")
             times = {}
             for row in rows[1:]:
-                scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}.get(row[unit_col], 1.0)
+                scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}[row[unit_col]]
                 times.setdefault(row[name_col], []).append(float(row[value_col].replace(",", "")) * scale)
             kernels[f"{name}.{variant}"] = {k: statistics.median(v) for k, v in times.items()}
     configs = json.loads((folder / "modules" / "configs.json").read_text())
@@ -212,8 +212,8 @@ def _torch_contractions(signatures: list, configs: dict) -> dict:
             if sig is None or sig["kind"] not in ("matmul", "batch_matmul", "matmul_like") or sig["element_type"] != "f32":
                 continue
             spec = _einsum_spec(sig["indexing_maps"])
-            if spec is None:
-                continue
+            if spec is None or len(sig["indexing_maps"]) != 3:
+                continue  # torch's einsum is the reference for two-operand contractions
             cache_key = (spec, tuple(map(tuple, sig["operand_shapes"][:2])))
             if cache_key in timed:
                 found[f"{model}:{kernel['dispatch']}"] = timed[cache_key]
@@ -264,8 +264,9 @@ def table(folder: Path) -> None:
                 if not where.startswith(model + ":"):
                     continue
                 dispatch = where.split(":", 1)[1]
-                t = next((v for k, v in tuned.items() if k.startswith(dispatch)), None)
-                d = next((v for k, v in default.items() if k.startswith(dispatch)), None)
+                kernel = dispatch.replace("$", "_")  # PTX names have no '$'
+                t = next((v for k, v in tuned.items() if k.startswith(kernel)), None)
+                d = next((v for k, v in default.items() if k.startswith(kernel)), None)
                 if t is None:
                     continue
                 ratios.append(t / ref["us"])

@@ -317,6 +317,11 @@ def _score(sig: KernelSignature, config: KernelConfig, sms: int = 132) -> float:
     return compute + loads
 
 
+def estimate(sig: KernelSignature, config: KernelConfig, chip: Chip | None = None) -> float:
+    """The analytic estimate of a config (lower is better), as the heuristic ranks them."""
+    return _score(sig, config, (chip or CHIPS["cuda"]).sms)
+
+
 def heuristic_config(sig: KernelSignature, chip: Chip | None = None) -> KernelConfig | None:
     """The analytic choice for a kernel never tuned: the best-scored candidate for the chip's
     SM count. Only for tiled kernels (matmuls, convolutions): there IREE's default leaves most

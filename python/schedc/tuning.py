@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import CompileError, SchedcError
-from .kernel_configs import CHIPS, TILED_KINDS, KernelConfig, KernelDatabase, KernelSignature, TunedEntry, candidate_configs, default_database, heuristic_config
+from .kernel_configs import CHIPS, TILED_KINDS, estimate, KernelConfig, KernelDatabase, KernelSignature, TunedEntry, candidate_configs, default_database, heuristic_config
 from .targets import Target
 
 MANIFEST = "manifest.json"
@@ -216,12 +216,19 @@ def _first_error(message: str) -> str:
 # -- merge -----------------------------------------------------------------------------------
 
 
+# Measured times within this factor of the fastest are a tie: below ~8 us a call's wall time is
+# bound by IREE's per-dispatch launch cost, not by the kernel, so ties go to the estimate.
+TIE = 1.10
+
+
 def winners(manifest: dict, results: dict) -> list[TunedEntry]:
     """Per kernel, the fastest config whose outputs matched IREE's own, as database entries.
 
     A candidate that failed to run, or whose outputs differ from the reference by more than
-    the element type's tolerance, is never chosen; where IREE's own config is fastest the
-    entry says so (config None), and a later compile leaves that dispatch alone."""
+    the element type's tolerance, is never chosen. Candidates within TIE of the fastest time
+    are ranked by the analytic estimate (`kernel_configs.estimate`) instead; IREE's own config
+    (config None) wins only when it beats every candidate by more than TIE, and a later compile
+    then leaves that dispatch alone."""
     entries = []
     for kernel in manifest["kernels"]:
         measured = results.get(kernel["name"])
@@ -233,16 +240,21 @@ def winners(manifest: dict, results: dict) -> list[TunedEntry]:
         reference = timings.get("c0")
         if reference is None or reference.get("time_us") is None:
             continue
-        best_config, best_time = None, reference["time_us"]
+        valid = []
         for function, config in zip(kernel["functions"], kernel["configs"]):
             m = timings.get(function)
             if config is None or m is None or m.get("time_us") is None:
                 continue
             if m.get("error") is None or m["error"] > tolerance:
                 continue
-            if m["time_us"] < best_time:
-                best_config, best_time = KernelConfig.from_json(config), m["time_us"]
-        entries.append(TunedEntry(sig, best_config, best_time, reference["time_us"], len(kernel["functions"])))
+            valid.append((m["time_us"], KernelConfig.from_json(config)))
+        fastest = min((t for t, _ in valid), default=None)
+        if fastest is None or reference["time_us"] * TIE < fastest:
+            entries.append(TunedEntry(sig, None, reference["time_us"], reference["time_us"], len(kernel["functions"])))
+            continue
+        tied = [(t, c) for t, c in valid if t <= fastest * TIE]
+        time_us, config = min(tied, key=lambda tc: (estimate(sig, tc[1]), tc[0]))
+        entries.append(TunedEntry(sig, config, time_us, reference["time_us"], len(kernel["functions"])))
     return entries
 
 

@@ -164,3 +164,21 @@ def test_winner_is_iree_when_nothing_beats_it():
     results = {"k000": [{"function": "c0", "time_us": 2.0, "error": 0.0}, {"function": "c1", "time_us": 3.0, "error": 0.0}]}
     [entry] = winners(manifest, results)
     assert entry.config is None and entry.time_us == 2.0
+
+
+def test_times_within_the_launch_noise_are_a_tie_broken_by_the_estimate():
+    from schedc.kernel_configs import estimate
+
+    sig = matmul(32, 384, 128, key="t")
+    better = KernelConfig((16, 8, 0), (0, 0, 16), (1, 1, 0), (0, 1))
+    worse = KernelConfig((4, 32, 0), (0, 0, 16), (1, 1, 0))  # unpromoted, few threads
+    assert estimate(sig, better) < estimate(sig, worse)
+    manifest = {"kernels": [{"name": "k000", "signature": sig.to_json(), "functions": ["c0", "c1", "c2"],
+                             "configs": [None, worse.to_json(), better.to_json()]}]}
+    results = {"k000": [
+        {"function": "c0", "time_us": 7.9, "error": 0.0},  # IREE's: within the tie too, never preferred
+        {"function": "c1", "time_us": 7.5, "error": 0.0},
+        {"function": "c2", "time_us": 8.0, "error": 0.0},  # 7% slower by the clock: a tie
+    ]}
+    [entry] = winners(manifest, results)
+    assert entry.config == better and entry.time_us == 8.0
