@@ -37,5 +37,6 @@ class PassInfo:
     run: Callable
     options: type = NoOptions
     # The IR the pass runs on: "flow" (kernels as flow.dispatch), or "stream" (IREE's stream
-    # phase stopped after schedule-allocation, with stream.resource.pack ops).
+    # phase stopped after schedule-allocation, with stream.resource.pack ops), or "hal"
+    # (IREE's HAL phase: command buffers, queue operations).
     phase: str = "flow"

@@ -25,7 +25,7 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="output file (default: INPUT stem + .vmfb, or .<phase>.mlir with --emit)")
     p.add_argument("--passes", help="schedc's pass pipeline, e.g. print-kernel-graph (default: schedc's pipeline)")
     p.add_argument("--no-schedc-passes", action="store_true", help="IREE alone, for comparison")
-    p.add_argument("--emit", default="vmfb", choices=("flow", "stream", "vmfb"), help="write this phase instead of the module")
+    p.add_argument("--emit", default="vmfb", choices=("flow", "stream", "hal", "vmfb"), help="write this phase instead of the module")
     p.add_argument("--dump-phases", metavar="DIR", help="write every phase's IR into DIR")
     p.add_argument("--cuda-arch", help="CUDA target (default sm_80)")
     p.add_argument("--rocm-arch", help="ROCm target (default gfx942)")
@@ -34,7 +34,7 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="PATH.json", help="write what schedc decided and IREE's transient bytes with and without it")
     p.add_argument("--summary", action="store_true", help="print a short summary of the report")
     p.add_argument("--verify-plan", action="store_true", help="check every arena plan: no shared bytes between live slices, alignment")
-    p.add_argument("--execution", default="streams", choices=("streams", "graphs"), help="how cuda/hip run the module: on one stream, or as graphs with concurrent branches")
+    p.add_argument("--execution", default="streams", choices=("streams", "graphs"), help="streams: IREE's per-call submission; graphs: command buffers recorded once over static buffers and replayed (CUDA graphs on cuda/hip)")
     p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="an extra flag for iree-compile (repeatable)")
     return p
 

@@ -6,6 +6,9 @@
       --iree-compile--> stream        IREE's stream phase: partitioning, allocation; with
                                       stream-phase passes (arena-plan) it runs in two halves
                                       (iree-opt) and schedc's passes run between them
+      --iree-compile--> hal           with a HAL-phase pass (static-replay, which
+      --schedc-------> hal             --execution=graphs adds): executables and command
+                                      buffers, then schedc's HAL-phase passes
       --iree-compile--> vmfb          executables for the target, the VM module
 
 Each phase reads and writes files in a work folder, so every phase can be dumped, and a failing
@@ -34,7 +37,7 @@ from .irio import check_input_file, module_text, parse_module, printable, write_
 from .pipeline import PipelineError, parse_pipeline, run_pipeline
 from .targets import Target, resolve_target
 
-EMIT_KINDS = ("flow", "stream", "vmfb")
+EMIT_KINDS = ("flow", "stream", "hal", "vmfb")
 PHASE_FILES = {  # phase -> file name in the work folder and in --dump-phases
     "input": "0-input.mlir",
     "flow": "1-flow.mlir",
@@ -45,6 +48,8 @@ PHASE_FILES = {  # phase -> file name in the work folder and in --dump-phases
     "allocation": "3a-stream-allocation.mlir",
     "allocation-schedc": "3b-stream-allocation-schedc.mlir",
     "stream": "3-stream.mlir",
+    "hal": "4a-hal.mlir",
+    "hal-schedc": "4b-hal-schedc.mlir",
     "vmfb": "4-module.vmfb",
 }
 
@@ -59,8 +64,9 @@ class CompileOptions:
     iree_flags: tuple[str, ...] = ()
     report: bool = False  # also compile without schedc to the stream phase, to compare
     verify_plan: bool = False  # check every arena plan (arena-plan{verify=true})
-    # "graphs": CUDA/HIP graphs run concurrent waves as parallel branches; needs IREE's indirect
-    # command buffers off, and the module says so (see schedc.runtime.load).
+    # "graphs": each call replays command buffers recorded once over static buffers
+    # (static-replay); CUDA/HIP run them as graphs whose concurrent waves are parallel
+    # branches. The module says so (see schedc.runtime.load).
     execution: str = "streams"
 
 
@@ -124,16 +130,17 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
     names = [i.name for i in invocations]
     if "stream-schedule" in names and "stream-waves" not in names:
         invocations += parse_pipeline("stream-waves", REGISTRY)  # carries its waves into IREE
+    if options.execution == "graphs" and "static-replay" not in names:
+        invocations += parse_pipeline("static-replay", REGISTRY)  # what graph execution replays
     flow_passes = [i for i in invocations if REGISTRY[i.name].phase == "flow"]
     async_passes = [i for i in invocations if REGISTRY[i.name].phase == "stream-async"]
     stream_passes = [i for i in invocations if REGISTRY[i.name].phase == "stream"]
+    hal_passes = [i for i in invocations if REGISTRY[i.name].phase == "hal"]
     work = Path(tempfile.mkdtemp(prefix="schedc-"))
     keep_work = False
     try:
         input_path = _stage_input(source, work, dump=bool(options.dump_phases))
         target_flags = options.target.iree_flags() + list(options.iree_flags)
-        if options.execution == "graphs":
-            target_flags.append("--iree-hal-indirect-command-buffers=false")
         result = CompileResult(output=b"")
 
         # 1. IREE: input -> flow.
@@ -169,9 +176,22 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
             result.output = (scheduled if options.emit == "flow" else stream).read_text()
             return result
 
-        # 4. IREE: stream -> VM module.
+        # 4. IREE: stream -> VM module; with HAL-phase passes, stopping at the HAL phase for them.
         vmfb = work / PHASE_FILES["vmfb"]
-        run_iree_compile([str(stream), *target_flags, "--compile-from=stream", "-o", str(vmfb)], what="IREE from the stream phase to the module")
+        if hal_passes or options.emit == "hal":
+            hal = work / PHASE_FILES["hal"]
+            run_iree_compile([str(stream), *target_flags, "--compile-from=stream", "--compile-to=hal", "-o", str(hal)], what="IREE from the stream phase to the HAL phase")
+            if hal_passes:
+                replayed = work / PHASE_FILES["hal-schedc"]
+                _run_schedc_passes(hal, replayed, hal_passes, context)
+                hal = replayed
+            result.phases["hal"] = hal
+            if options.emit == "hal":
+                result.output = hal.read_text()
+                return result
+            run_iree_compile([str(hal), *target_flags, "--compile-from=hal", "-o", str(vmfb)], what="IREE from the HAL phase to the module")
+        else:
+            run_iree_compile([str(stream), *target_flags, "--compile-from=stream", "-o", str(vmfb)], what="IREE from the stream phase to the module")
         result.phases["vmfb"] = vmfb
         result.output = vmfb.read_bytes()
         return result
