@@ -35,6 +35,7 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--summary", action="store_true", help="print a short summary of the report")
     p.add_argument("--verify-plan", action="store_true", help="check every arena plan: no shared bytes between live slices, alignment")
     p.add_argument("--execution", default="streams", choices=("streams", "graphs"), help="streams: IREE's per-call submission; graphs: command buffers recorded once over static buffers and replayed (CUDA graphs on cuda/hip)")
+    p.add_argument("--batch-buckets", metavar="1,2,4,8", help="one static copy of the model per batch size (needs an input of dynamic batch: schedc import --dynamic-batch); a call runs the smallest bucket that holds its batch")
     p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="an extra flag for iree-compile (repeatable)")
     return p
 
@@ -44,6 +45,7 @@ def import_parser() -> argparse.ArgumentParser:
     p.add_argument("factory", help="path/to/file.py:factory; the factory returns (model, example_inputs)")
     p.add_argument("-o", "--output", required=True, help="the .mlir file to write")
     p.add_argument("--save-inputs", action="store_true", help="also write the example inputs as OUTPUT-stem.argN.npy")
+    p.add_argument("--dynamic-batch", action="store_true", help="leave dimension 0 of the inputs dynamic (for --batch-buckets)")
     return p
 
 
@@ -74,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_compile(args) -> int:
+    from schedc.buckets import parse_buckets
     from schedc.driver import CompileOptions, compile_with_options
     from schedc.irio import write_atomically
     from schedc.report import summary_lines, write_report
@@ -92,6 +95,7 @@ def cmd_compile(args) -> int:
         report=bool(args.report or args.summary),
         verify_plan=args.verify_plan,
         execution=args.execution,
+        batch_buckets=parse_buckets(args.batch_buckets) if args.batch_buckets else (),
     )
     result = compile_with_options(str(input_path), options)
     write_atomically(output, result.output)
@@ -111,7 +115,7 @@ def cmd_import(args) -> int:
     from schedc.irio import write_atomically
 
     model, example = load_factory(args.factory)
-    write_atomically(args.output, import_torch(model, *example))
+    write_atomically(args.output, import_torch(model, *example, dynamic_batch=args.dynamic_batch))
     if args.save_inputs:
         stem = Path(args.output).with_suffix("")
         for i, value in enumerate(example):

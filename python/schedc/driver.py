@@ -40,6 +40,8 @@ from .targets import Target, resolve_target
 EMIT_KINDS = ("flow", "stream", "hal", "vmfb")
 PHASE_FILES = {  # phase -> file name in the work folder and in --dump-phases
     "input": "0-input.mlir",
+    "iree-input": "0a-iree-input.mlir",
+    "buckets": "0b-batch-buckets.mlir",
     "flow": "1-flow.mlir",
     "schedc": "2-flow-schedc.mlir",
     "async": "3a0-stream-async.mlir",
@@ -68,6 +70,8 @@ class CompileOptions:
     # (static-replay); CUDA/HIP run them as graphs whose concurrent waves are parallel
     # branches. The module says so (see schedc.runtime.load).
     execution: str = "streams"
+    # One static copy of each function of dynamic batch per bucket (schedc.buckets).
+    batch_buckets: tuple[int, ...] = ()
 
 
 @dataclass
@@ -95,15 +99,21 @@ def compile(
     pass_output=None,
     report: str | None = None,
     execution: str = "streams",
+    batch_buckets=(),
 ) -> bytes | str:
     """Compiles MLIR (a path, text, or a torch-mlir module) and returns the .vmfb or IR text.
 
     With `output`, also writes it there (whole, or not at all). With `report`, writes the
-    JSON report there (see `schedc.report`).
+    JSON report there (see `schedc.report`). With `batch_buckets` (e.g. (1, 2, 4, 8)), a
+    model of dynamic batch gets one static copy of each function per bucket; the runtime picks
+    the smallest bucket that holds a call's batch.
     """
     if not isinstance(target, Target):
         target = resolve_target(target, cuda_arch=cuda_arch, rocm_arch=rocm_arch, vulkan_target=vulkan_target, cpu=cpu)
-    options = CompileOptions(target, passes, schedc_passes, emit, dump_phases, tuple(iree_flags), report=bool(report), execution=execution)
+    options = CompileOptions(
+        target, passes, schedc_passes, emit, dump_phases, tuple(iree_flags), report=bool(report), execution=execution,
+        batch_buckets=tuple(batch_buckets),
+    )
     result = compile_with_options(source, options, pass_output=pass_output)
     if output:
         write_atomically(output, result.output)
@@ -143,9 +153,14 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
         target_flags = options.target.iree_flags() + list(options.iree_flags)
         result = CompileResult(output=b"")
 
-        # 1. IREE: input -> flow.
+        # 1. IREE: input -> flow; with batch buckets, through IREE's input phase, where each
+        # function of dynamic batch becomes one static function per bucket.
         flow = work / PHASE_FILES["flow"]
-        run_iree_compile([str(input_path), *target_flags, "--compile-to=flow", "-o", str(flow)], what="IREE up to the flow phase")
+        if options.batch_buckets:
+            input_path = _batch_buckets(input_path, work, target_flags, options.batch_buckets)
+            run_iree_compile([str(input_path), *target_flags, "--compile-from=input", "--compile-to=flow", "-o", str(flow)], what="IREE up to the flow phase")
+        else:
+            run_iree_compile([str(input_path), *target_flags, "--compile-to=flow", "-o", str(flow)], what="IREE up to the flow phase")
         result.phases["flow"] = flow
 
         # 2. schedc's passes on the flow phase.
@@ -233,6 +248,20 @@ def _stream_phase(scheduled: Path, stream: Path, work: Path, target_flags, optio
         planned = work / PHASE_FILES["allocation-schedc"]
         _run_schedc_passes(allocation, planned, stream_passes, context)
     iree_opt(planned, STREAM_AFTER_ALLOCATION, stream, "IREE's stream phase after allocation")
+
+
+def _batch_buckets(input_path: Path, work: Path, target_flags, buckets) -> Path:
+    """IREE's input phase, then one static copy per bucket of each function of dynamic batch."""
+    from .buckets import check_buckets, specialize_buckets
+
+    buckets = check_buckets(buckets)
+    lowered = work / PHASE_FILES["iree-input"]
+    run_iree_compile([str(input_path), *target_flags, "--compile-to=input", "-o", str(lowered)], what="IREE's input phase")
+    module = parse_module(printable(lowered.read_text()), str(lowered), ir.Context())
+    specialize_buckets(module, buckets, str(input_path))
+    specialized = work / PHASE_FILES["buckets"]
+    specialized.write_text(module_text(module))
+    return specialized
 
 
 def _mark_execution(source: Path, destination: Path, execution: str) -> None:

@@ -13,10 +13,12 @@ from pathlib import Path
 from .errors import SchedcError
 
 
-def import_torch(model, *example_args, func_name: str = "forward") -> str:
+def import_torch(model, *example_args, func_name: str = "forward", dynamic_batch: bool = False) -> str:
     """Exports `model(*example_args)` with torch.export and returns torch-dialect MLIR text.
 
-    Weights are inlined as `dense_resource` blobs, so the text is self-contained.
+    Weights are inlined as `dense_resource` blobs, so the text is self-contained. With
+    `dynamic_batch`, dimension 0 of every tensor input is left dynamic (for batch buckets:
+    `schedc.compile(..., batch_buckets=(1, 2, 4, 8))`).
     """
     import torch
     from torch_mlir import fx
@@ -24,9 +26,35 @@ def import_torch(model, *example_args, func_name: str = "forward") -> str:
     if not isinstance(model, torch.nn.Module):
         raise SchedcError(f"import_torch expects a torch.nn.Module, got {type(model).__name__}")
     model = model.eval()
+    options = {}
+    if dynamic_batch:
+        example_args, options["dynamic_shapes"] = _dynamic_batch(example_args)
     with torch.no_grad():
-        module = fx.export_and_import(model, *example_args, output_type="torch", func_name=func_name)
+        try:
+            module = fx.export_and_import(model, *example_args, output_type="torch", func_name=func_name, **options)
+        except Exception as e:  # torch.export's constraint errors: the model fixes its batch
+            if not dynamic_batch:
+                raise
+            raise SchedcError(f"the model cannot be exported with a dynamic batch: {str(e).strip().splitlines()[0]}") from None
     return str(module)
+
+
+def _dynamic_batch(example_args):
+    """Examples of batch 2 at least (torch.export specializes a batch of 1) and a dynamic
+    dimension 0 for each tensor."""
+    import torch
+
+    batch = torch.export.Dim("batch", min=1, max=65536)
+    examples, shapes = [], []
+    for value in example_args:
+        if isinstance(value, torch.Tensor) and value.dim() > 0:
+            if value.shape[0] == 1:
+                value = torch.cat([value, value])
+            shapes.append({0: batch})
+        else:
+            shapes.append(None)
+        examples.append(value)
+    return tuple(examples), tuple(shapes)
 
 
 def load_factory(spec: str):

@@ -160,6 +160,58 @@ class Function:
         return pending
 
 
+class BucketedFunction:
+    """A function compiled once per batch bucket: a call with batch b runs the smallest bucket
+    that holds b, on inputs zero-padded to it, and returns the first b rows of the results
+    (numpy arrays or torch tensors; see `Function` for where results live)."""
+
+    def __init__(self, name: str, buckets: dict[int, Function], batched_inputs: tuple, batched_outputs: tuple):
+        self.name = name
+        self.buckets = dict(sorted(buckets.items()))
+        self._inputs, self._outputs = batched_inputs, batched_outputs
+
+    def __call__(self, *args, copy: bool = False):
+        sizes = {int(args[i].shape[0]) for i in self._inputs if i < len(args)}
+        if len(sizes) != 1:
+            raise SchedcError(f"{self.name}: the batched inputs {list(self._inputs)} must share their first dimension, got {sorted(sizes)}")
+        batch = sizes.pop()
+        bucket = choose_bucket(batch, tuple(self.buckets))
+        if bucket is None:
+            raise SchedcError(
+                f"{self.name}: batch {batch} is above the largest bucket {max(self.buckets)}; "
+                f"compiled buckets: {', '.join(map(str, self.buckets))}"
+            )
+        padded = [_pad_rows(a, bucket) if i in self._inputs else a for i, a in enumerate(args)]
+        results = self.buckets[bucket](*padded, copy=copy)
+        single = not isinstance(results, tuple)
+        outputs = [results] if single else list(results)
+        outputs = [o[:batch] if i in self._outputs else o for i, o in enumerate(outputs)]
+        return outputs[0] if single else tuple(outputs)
+
+    def async_(self, *args) -> "PendingCall":
+        return PendingCall.on_thread(self, args)
+
+
+def choose_bucket(batch: int, buckets) -> int | None:
+    """The smallest bucket that holds `batch`; None above the largest."""
+    return next((b for b in sorted(buckets) if b >= batch), None)
+
+
+def _pad_rows(value, rows: int):
+    """`value` with zero rows appended up to `rows` (numpy arrays and torch tensors)."""
+    missing = rows - int(value.shape[0])
+    if missing == 0:
+        return value
+    if _is_torch(value):
+        import torch
+
+        return torch.cat([value, value.new_zeros((missing, *value.shape[1:]))])
+    if _is_device_array(value):
+        raise SchedcError(f"an IREE device array of batch {value.shape[0]} cannot be padded to bucket {rows}: pass numpy arrays or torch tensors")
+    value = np.asarray(value)
+    return np.concatenate([value, np.zeros((missing, *value.shape[1:]), value.dtype)])
+
+
 class PendingCall:
     """A queued call: `wait()` blocks until the device is done and returns its results."""
 
@@ -239,10 +291,41 @@ def _import_tensors(device, tensors, dlpack):
 
 
 def _export_tensors(device, outputs, dlpack):
-    """torch tensors over IREE's result buffers (the call has finished with them)."""
+    """torch tensors over IREE's result buffers (the call has finished with them).
+
+    IREE's CUDA allocator exports only buffers it allocated whole (a replayed module's static
+    buffers); a result from its queue-ordered pool (IREE's default path) is copied on the
+    device into a tensor torch allocates."""
     from torch.utils.dlpack import from_dlpack
 
-    return [from_dlpack(device.create_dlpack_capsule(o._buffer_view, dlpack[0], dlpack[1])) for o in outputs]
+    tensors = []
+    for output in outputs:
+        try:
+            tensors.append(from_dlpack(device.create_dlpack_capsule(output._buffer_view, dlpack[0], dlpack[1])))
+        except RuntimeError:
+            tensors.append(copy_into_torch(device, output, dlpack))
+    return tensors
+
+
+def copy_into_torch(device, output, dlpack):
+    """A torch tensor holding `output`, copied on the device into a buffer IREE allocates
+    whole (which it can export), then handed to torch."""
+    import iree.runtime as rt
+    from torch.utils.dlpack import from_dlpack
+
+    view = output._buffer_view
+    source = view.get_buffer()  # the copy takes the source buffer whole
+    buffer = device.allocator.allocate_buffer(
+        memory_type=rt.MemoryType.DEVICE_LOCAL,
+        allowed_usage=rt.BufferUsage.DEFAULT | rt.BufferUsage.TRANSFER,
+        allocation_size=max(source.byte_length(), 1),
+    )
+    if source.byte_length():
+        semaphore = device.create_semaphore(0)
+        device.queue_copy(source, buffer, rt.HalFence.create_at(semaphore, 0), rt.HalFence.create_at(semaphore, 1))
+        rt.HalFence.create_at(semaphore, 1).wait()
+    copy = rt.HalBufferView(buffer, list(view.shape), view.element_type)
+    return from_dlpack(device.create_dlpack_capsule(copy, dlpack[0], dlpack[1]))
 
 
 def _as_results(outputs, torch_out: bool, single: bool):
@@ -293,9 +376,27 @@ class Module:
             raise RuntimeLoadError(f"{path} cannot run on '{device}' ({_first_line(e)})") from None
         self.function_names = [n.split(".")[-1] for n in vm_module.function_names if not n.startswith("__")]
         self.functions = {n: Function(self, n, None) for n in self.function_names}
+        self._group_buckets(vm_module)
         # A replayed module (static-replay) returns its static buffers: see Function.
         self.replayed = built_for == "graphs"
         self._pending: PendingCall | None = None
+
+    def _group_buckets(self, vm_module) -> None:
+        """Functions compiled per batch bucket (`forward$b4`, ...) are called as one, `forward`."""
+        buckets: dict[str, dict[int, Function]] = {}
+        batched: dict[str, tuple] = {}
+        for name in list(self.function_names):
+            reflection = vm_module.lookup_function(name).reflection
+            if "schedc.bucket_of" not in reflection:
+                continue
+            base = reflection["schedc.bucket_of"]
+            buckets.setdefault(base, {})[int(reflection["schedc.batch"])] = self.functions[name]
+            batched[base] = tuple(
+                tuple(int(i) for i in reflection[key].split(",") if i) for key in ("schedc.batched_inputs", "schedc.batched_outputs")
+            )
+        for base, functions in buckets.items():
+            self.functions[base] = BucketedFunction(base, functions, *batched[base])
+            self.function_names.append(base)
 
     def _collect_pending(self) -> None:
         """Waits for the last queued call of a replayed module and keeps its results: the

@@ -108,3 +108,26 @@ def test_dynamic_shapes_are_refused_with_a_clear_error(tmp_path):
     with pytest.raises(schedc.SchedcError, match="@forward takes a tensor of dynamic shape: static replay .* needs static shapes"):
         schedc.compile(DYNAMIC, output=str(output), execution="graphs")
     assert not output.exists()
+
+
+def test_torch_results_of_a_module_not_replayed_are_their_own(imported, tmp_path):
+    model, (x,), mlir = imported("mlp")
+    path = tmp_path / "mlp.vmfb"
+    schedc.compile(mlir, output=str(path))
+    module = schedc.load(path)
+    first_input, second_input = torch.randn(x.shape), torch.randn(x.shape)
+    first = module.forward(first_input)
+    module.forward(second_input)
+    np.testing.assert_allclose(first.numpy(), reference(model, first_input), rtol=1e-5, atol=1e-5)
+
+
+def test_a_result_torch_cannot_take_over_is_copied_on_the_device(replayed_mlp):
+    from schedc.runtime import _DLPACK_CPU, copy_into_torch
+
+    model, (x,), path = replayed_mlp
+    module = schedc.load(path)
+    value = np.random.default_rng(3).standard_normal(x.shape).astype(np.float32)
+    result = module._context.modules[module.vm_name]["forward"](value)  # an IREE DeviceArray
+    tensor = copy_into_torch(module.device, result, (_DLPACK_CPU, 0))
+    module.forward(np.zeros_like(value))  # overwrites the static result, not the copy
+    np.testing.assert_allclose(tensor.numpy(), reference(model, value), rtol=1e-5, atol=1e-5)
