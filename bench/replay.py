@@ -23,7 +23,10 @@ its results are ready), with the input and the result as IREE device arrays (`de
 torch CUDA tensors through DLPack (`torch`), and from numpy (`numpy`: copy in and out).
 Kernel time: Nsight Compute's gpu__time_duration.sum of every kernel of KERNEL_CALLS calls
 (`kernels` step; a torch fill before and after a module's calls marks them), per call.
-Overhead = device-array call time - kernel time. Host copies of the torch path: the IREE
+Overhead = device-array call time - kernel time. Nsight Compute serializes kernels and, by
+default, flushes the caches before each (--cache-control all): concurrent waves and warm
+caches make a call shorter than that sum (negative overheads, measured on the H200 on
+2026-11-30); add `--cache-control none` for kernel times closer to a replayed call's. Host copies of the torch path: the IREE
 allocator's host bytes allocated over 50 calls (0: no host copy). Numerics: the max relative
 error of each module's output against torch eager on the same GPU. References: torch eager and
 torch.compile(mode="reduce-overhead") (skip with --no-torch-compile).

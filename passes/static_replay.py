@@ -19,36 +19,25 @@ call) is an error at the function's location.
 
 from __future__ import annotations
 
-from schedc.hal_replay import ReplayError, apply_replay, drop_unused_recordings, exported_functions, plan_replay
+from schedc.hal_replay import ReplayError, replay_module
 
 from ._base import PassInfo
 
 
 def static_replay(module, pass_, options, context) -> None:
-    planned = []
-    for function in exported_functions(module):
-        try:
-            plan = plan_replay(function, module)
-        except ReplayError as e:
-            e.location.emit_error(f"static-replay: {e}")
-            pass_.signal_pass_failure()
-            return
-        if plan is not None:
-            planned.append((plan, function))
+    try:
+        plans = replay_module(module)
+    except ReplayError as e:
+        e.location.emit_error(f"static-replay: {e}")
+        pass_.signal_pass_failure()
+        return
     records = context.records.setdefault("static-replay", {})
-    for plan, function in planned:  # every function planned first: a refusal changes nothing
-        try:
-            apply_replay(plan, function, module)
-        except ReplayError as e:
-            e.location.emit_error(f"static-replay: {e}")
-            pass_.signal_pass_failure()
-            return
+    for plan in plans:
         records[plan.function] = {
             "static_buffers": len(plan.buffers),
             "static_bytes": plan.static_bytes,
             "recorded_command_buffers": len(plan.submissions),
         }
-    drop_unused_recordings(module)
 
 
 PASS = PassInfo(

@@ -259,6 +259,21 @@ def apply_replay(plan: ReplayPlan, function: ir.Operation, module: ir.Operation)
             for i, submission in enumerate(plan.submissions)
         ]
         _rewrite_call(plan, function, commands)
+        _mark_replayed(function)
+
+
+REFLECTION_REPLAYED = "schedc.static_results"
+
+
+def _mark_replayed(function: ir.Operation) -> None:
+    """Says in the function's reflection that its results live in static buffers (the
+    runtime copies numpy results and documents torch ones as overwritten by the next call)."""
+    entries = {}
+    if "iree.reflection" in function.attributes:
+        old = ir.DictAttr(function.attributes["iree.reflection"])
+        entries = {old[i].name: old[i].attr for i in range(len(old))}
+    entries[REFLECTION_REPLAYED] = ir.StringAttr.get("true")
+    function.attributes["iree.reflection"] = ir.DictAttr.get(entries)
 
 
 def _op(name: str, results=(), operands=(), attributes: dict[str, str] | None = None, regions: int = 0) -> ir.Operation:

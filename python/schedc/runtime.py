@@ -378,7 +378,9 @@ class Module:
         self.functions = {n: Function(self, n, None) for n in self.function_names}
         self._group_buckets(vm_module)
         # A replayed module (static-replay) returns its static buffers: see Function.
-        self.replayed = built_for == "graphs"
+        self.replayed = any(
+            "schedc.static_results" in vm_module.lookup_function(n).reflection for n in vm_module.function_names
+        )
         self._pending: PendingCall | None = None
 
     def _group_buckets(self, vm_module) -> None:

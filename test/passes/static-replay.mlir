@@ -94,6 +94,7 @@ util.func public @one_region$async(%arg0: !hal.buffer_view, %arg1: !hal.fence, %
 // The call: no allocas, deallocas or binding tables; the input is copied into its static
 // buffer, then the recording is submitted and signals the caller's fence.
 // CHECK-LABEL: util.func public @one_region$async(
+//  CHECK-SAME:   iree.reflection = {schedc.static_results = "true"}
 //   CHECK-NOT:   hal.device.queue.alloca
 //       CHECK:   %[[OUT2:.+]] = util.global.load @__one_region$async_replay_alloca_0 : !hal.buffer
 //       CHECK:   %[[COPIED:.+]] = hal.fence.create

@@ -131,3 +131,14 @@ def test_a_result_torch_cannot_take_over_is_copied_on_the_device(replayed_mlp):
     tensor = copy_into_torch(module.device, result, (_DLPACK_CPU, 0))
     module.forward(np.zeros_like(value))  # overwrites the static result, not the copy
     np.testing.assert_allclose(tensor.numpy(), reference(model, value), rtol=1e-5, atol=1e-5)
+
+
+def test_a_module_replayed_by_name_still_returns_numpy_results_of_their_own(tmp_path):
+    path = tmp_path / "two.replayed.vmfb"
+    schedc.compile(TWO_IN_TWO_OUT, output=str(path), passes="static-replay")  # no --execution
+    module = schedc.load(path)
+    assert module.replayed
+    a, b = np.ones((4, 8), np.float32), np.ones((8, 16), np.float32)
+    first, _ = module.forward(a, b)
+    module.forward(a * 2, b)
+    np.testing.assert_allclose(first, np.tanh(np.full((4, 16), 8.0, np.float32)), rtol=1e-6)
