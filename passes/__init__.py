@@ -1,6 +1,8 @@
 """schedc's scheduling passes, by command-line name.
 
-Each pass module defines `PASS`, a `PassInfo`; `REGISTRY` maps kebab-case names to them.
+Each pass module defines `PASS`, a `PassInfo` that names the phase the pass runs in
+(`schedc.phases`) and the passes it needs; `REGISTRY` maps kebab-case names to them. A new pass,
+in any phase, is its own module and one entry here: the driver reads the rest from the entry.
 """
 
 from __future__ import annotations
@@ -17,8 +19,12 @@ REGISTRY: dict[str, PassInfo] = {
     p.name: p for p in (PRINT_KERNEL_GRAPH, MEMORY_ORDER, STREAM_SCHEDULE, STREAM_WAVES, ARENA_PLAN, STATIC_REPLAY)
 }
 
-# What `schedc` runs when the user names no pipeline. Flow-phase passes run on IREE's flow
-# phase; stream-phase passes (arena-plan) inside IREE's stream phase, after allocation.
+# What `schedc` runs when the user names no pipeline. Each pass runs in its phase: memory-order
+# on IREE's flow phase, arena-plan inside IREE's stream phase, after allocation.
 DEFAULT_PIPELINE = "memory-order,arena-plan"
 
-__all__ = ["DEFAULT_PIPELINE", "REGISTRY", "PassContext", "PassInfo"]
+# What an execution mode compiles to, whatever the pipeline: --execution=graphs replays each
+# call's command buffers recorded once over static buffers (a HAL-phase pass).
+EXECUTION_PIPELINES = {"streams": "", "graphs": "static-replay"}
+
+__all__ = ["DEFAULT_PIPELINE", "EXECUTION_PIPELINES", "REGISTRY", "PassContext", "PassInfo"]
