@@ -48,7 +48,8 @@ def bench_models():
 def measure_model(name: str, factory, work: Path) -> dict:
     import schedc
     from schedc.driver import CompileOptions, compile_with_options
-    from schedc.iree_tools import STREAM_UNTIL_ALLOCATION, run_iree_opt
+    from schedc.iree_tools import run_iree_opt
+    from schedc.phases import pipeline_until
     from schedc.stream_ir import packed_regions
     from schedc.targets import resolve_target
 
@@ -60,7 +61,8 @@ def measure_model(name: str, factory, work: Path) -> dict:
     (function, entry), = [(f, e) for f, e in ordered.report["functions"].items() if "memory-order" in e]
     order, iree = entry["memory-order"], entry["iree_transient_bytes"]
     allocated = work / f"{name}.allocation.mlir"
-    run_iree_opt([str(work / name / "2-flow-schedc.mlir"), f"--pass-pipeline={STREAM_UNTIL_ALLOCATION}", "-o", str(allocated)], what="IREE's allocation")
+    (scheduled,) = (work / name).glob("*-flow-schedc.mlir")
+    run_iree_opt([str(scheduled), f"--pass-pipeline={pipeline_until('stream')}", "-o", str(allocated)], what="IREE's allocation")
     iree_load = max((r.load for r in packed_regions(allocated.read_text()) if r.function == function), default=0)
     arenas = full.report["functions"][function].get("arena-plan", [])
     module_bytes = full.report["functions"][function]["iree_transient_bytes"]["with_schedc"]

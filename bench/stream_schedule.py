@@ -75,7 +75,7 @@ def prepare(folder: Path) -> None:
                 result = compile_with_options(mlir, options)
                 path = folder / f"{name}.{variant}.{execution}.vmfb"
                 path.write_bytes(result.output)
-                stream = (folder / "phases" / f"{name}.{variant}.{execution}" / "3-stream.mlir").read_text()
+                stream = (folder / "phases" / f"{name}.{variant}.{execution}" / result.phases["stream"].name).read_text()
                 schedule = result.records.get("stream-schedule", {}).get("forward$async", {})
                 manifest[f"{name}.{variant}.{execution}"] = {
                     "model": name, "variant": variant, "execution": execution,

@@ -1,6 +1,8 @@
 """schedc's scheduling passes, by command-line name.
 
-Each pass module defines `PASS`, a `PassInfo`; `REGISTRY` maps kebab-case names to them.
+Each pass module defines `PASS`, a `PassInfo` that names the phase the pass runs in
+(`schedc.phases`) and the passes it needs; `REGISTRY` maps kebab-case names to them. A new pass,
+in any phase, is its own module and one entry here: the driver reads the rest from the entry.
 """
 
 from __future__ import annotations
@@ -10,15 +12,20 @@ from .arena_plan import PASS as ARENA_PLAN
 from .kernel_config import PASS as KERNEL_CONFIG
 from .memory_order import PASS as MEMORY_ORDER
 from .print_kernel_graph import PASS as PRINT_KERNEL_GRAPH
+from .static_replay import PASS as STATIC_REPLAY
 from .stream_schedule import PASS as STREAM_SCHEDULE
 from .stream_waves import PASS as STREAM_WAVES
 
 REGISTRY: dict[str, PassInfo] = {
-    p.name: p for p in (PRINT_KERNEL_GRAPH, KERNEL_CONFIG, MEMORY_ORDER, STREAM_SCHEDULE, STREAM_WAVES, ARENA_PLAN)
+    p.name: p for p in (PRINT_KERNEL_GRAPH, KERNEL_CONFIG, MEMORY_ORDER, STREAM_SCHEDULE, STREAM_WAVES, ARENA_PLAN, STATIC_REPLAY)
 }
 
-# What `schedc` runs when the user names no pipeline. Flow-phase passes run on IREE's flow
-# phase; stream-phase passes (arena-plan) inside IREE's stream phase, after allocation.
+# What `schedc` runs when the user names no pipeline. Each pass runs in its phase: memory-order
+# on IREE's flow phase, arena-plan inside IREE's stream phase, after allocation.
 DEFAULT_PIPELINE = "memory-order,arena-plan"
 
-__all__ = ["DEFAULT_PIPELINE", "REGISTRY", "PassContext", "PassInfo"]
+# What an execution mode compiles to, whatever the pipeline: --execution=graphs replays each
+# call's command buffers recorded once over static buffers (a HAL-phase pass).
+EXECUTION_PIPELINES = {"streams": "", "graphs": "static-replay"}
+
+__all__ = ["DEFAULT_PIPELINE", "EXECUTION_PIPELINES", "REGISTRY", "PassContext", "PassInfo"]

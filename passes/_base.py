@@ -1,10 +1,13 @@
-"""What every pass is: a name, a frozen options dataclass, and a function over a module."""
+"""What every pass is: a name, a frozen options dataclass, a function over a module, and the
+phase it runs in with the passes it needs, as data the driver reads (it never names a pass)."""
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
 from typing import Callable, TextIO
+
+from schedc.phases import phase
 
 
 @dataclass
@@ -20,6 +23,8 @@ class PassContext:
     arch: str = ""
     # A kernel database chosen by the user (--kernel-db), for kernel-config.
     kernel_database: str = ""
+    # Check every decision a pass makes (schedc --verify-plan), whatever its own options say.
+    verify: bool = False
     # Warnings about the user's IR that do not stop the compile: (location, message).
     warnings: list = field(default_factory=list)
 
@@ -40,9 +45,21 @@ class PassInfo:
     # location.emit_error(...) and pass_.signal_pass_failure().
     run: Callable
     options: type = NoOptions
-    # The IR the pass runs on: "flow" (kernels as flow.dispatch), or "stream" (IREE's stream
-    # phase stopped after schedule-allocation, with stream.resource.pack ops).
+    # The IR the pass runs on: one of schedc.phases.PHASE_NAMES ("flow": kernels as
+    # flow.dispatch; "stream": IREE's stream phase after schedule-allocation; ...).
     phase: str = "flow"
     # Targets whose compiles run this pass even when the pipeline does not name it (code
     # generation settings rather than a schedule); `--no-tuning` turns that off.
     implicit_for: tuple[str, ...] = ()
+    # Passes that must run before this one in the same compile (an error when missing).
+    requires: tuple[str, ...] = ()
+    # Passes that, when the pipeline has them, must run before this one.
+    after: tuple[str, ...] = ()
+    # Passes that carry this one's decisions further (in a later phase): added to the pipeline
+    # when it does not name them.
+    followed_by: tuple[str, ...] = ()
+    # Flags every iree-compile of a compile with this pass needs.
+    iree_flags: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        phase(self.phase)  # an unknown phase is an error where the pass is defined

@@ -100,7 +100,7 @@ def arena_plan(module, pass_, options: Options, context) -> None:
         started = time.perf_counter()
         report = plan_arena(slices, options.alignment, options.time_limit)
         seconds = time.perf_counter() - started
-        if options.verify:
+        if options.verify or context.verify:
             problems = verify(slices, report.plan.offsets, options.alignment, report.plan.size)
             if problems:
                 pack.location.emit_error(f"arena-plan made an invalid plan: {problems[0]}")

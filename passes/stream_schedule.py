@@ -1,10 +1,11 @@
 """stream-schedule: decide which kernels run concurrently, within a memory budget.
 
 Per function: each kernel's time from the roofline cost model (`schedc.costs`), the
-memory-aware order (as memory-order finds it) as the fallback, then a list schedule on
+memory-aware order (memory-order's, when it ran before; else found as memory-order finds it)
+as the fallback, then a list schedule on
 `streams` streams (`schedc.waves`). Its waves become the op order, wave by wave; IREE's own
-waves are turned off for the function, and the stream-phase pass stream-waves (which the driver
-adds after this one) makes each wave one `stream.async.concurrent`, so the module's
+waves are turned off for the function, and the stream-phase pass stream-waves (which follows
+this one: its registry entry says so) makes each wave one `stream.async.concurrent`, so the module's
 `stream.cmd.concurrent` groups are schedc's. Kernels get `sched.wave` and `sched.stream`; the
 function gets `sched.waves`, each flow.dispatch's wave in order, for stream-waves.
 
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from schedc.costs import PEAKS, executable_functions, node_cost
-from schedc.dialects.sched import STREAM, WAVE, WAVES
+from schedc.dialects.sched import STRATEGY, STREAM, WAVE, WAVES
 from schedc.extract import body_ops, build_kernel_graph, function_ops
 from schedc.ordering import best_order
 from schedc.waves import MODES, schedule
@@ -89,7 +90,8 @@ def stream_schedule(module, pass_, options: Options, context) -> None:
             else node_cost(op, bodies).seconds(peaks)
             for op, node in zip(ops, graph.nodes)
         ]
-        memory = best_order(graph)
+        # The memory-aware order: memory-order's, where it ran (the ops are in its order).
+        memory = best_order(graph, "program" if STRATEGY.get(func) is not None else "auto")
         plan = schedule(graph, seconds, options.mode, options.streams, options.memory_budget or None, max_wave, memory.order)
         apply_order(func, list(plan.order))
         stream_of = {slot.node: slot.stream for slot in plan.slots}
@@ -131,4 +133,6 @@ PASS = PassInfo(
     summary="choose which kernels run concurrently (waves on streams) within a memory budget",
     run=stream_schedule,
     options=Options,
+    after=("memory-order",),  # then it takes memory-order's order as its memory-aware one
+    followed_by=("stream-waves",),  # which makes its waves IREE's concurrent regions
 )

@@ -171,4 +171,5 @@ PASS = PassInfo(
     summary="turn stream-schedule's waves into IREE's concurrent regions (stream phase)",
     run=stream_waves,
     phase="stream-async",
+    requires=("stream-schedule",),
 )

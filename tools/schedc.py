@@ -26,7 +26,7 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="output file (default: INPUT stem + .vmfb, or .<phase>.mlir with --emit)")
     p.add_argument("--passes", help="schedc's pass pipeline, e.g. print-kernel-graph (default: schedc's pipeline)")
     p.add_argument("--no-schedc-passes", action="store_true", help="IREE alone, for comparison")
-    p.add_argument("--emit", default="vmfb", choices=("flow", "stream", "vmfb"), help="write this phase instead of the module")
+    p.add_argument("--emit", default="vmfb", choices=("flow", "stream", "hal", "vmfb"), help="write this phase instead of the module")
     p.add_argument("--dump-phases", metavar="DIR", help="write every phase's IR into DIR")
     p.add_argument("--cuda-arch", help="CUDA target (default sm_80)")
     p.add_argument("--rocm-arch", help="ROCm target (default gfx942)")
@@ -35,9 +35,10 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="PATH.json", help="write what schedc decided and IREE's transient bytes with and without it")
     p.add_argument("--summary", action="store_true", help="print a short summary of the report")
     p.add_argument("--verify-plan", action="store_true", help="check every arena plan: no shared bytes between live slices, alignment")
-    p.add_argument("--execution", default="streams", choices=("streams", "graphs"), help="how cuda/hip run the module: on one stream, or as graphs with concurrent branches")
     p.add_argument("--no-tuning", action="store_true", help="cuda/rocm: keep IREE's own kernel configs (no kernel-config pass)")
     p.add_argument("--kernel-db", metavar="DB.json", help="cuda/rocm: kernel configs from this database instead of the built-in one")
+    p.add_argument("--execution", default="streams", choices=("streams", "graphs"), help="streams: IREE's per-call submission; graphs: command buffers recorded once over static buffers and replayed (CUDA graphs on cuda/hip)")
+    p.add_argument("--batch-buckets", metavar="1,2,4,8", help="one static copy of the model per batch size (needs an input of dynamic batch: schedc import --dynamic-batch); a call runs the smallest bucket that holds its batch")
     p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="an extra flag for iree-compile (repeatable)")
     return p
 
@@ -82,6 +83,7 @@ def import_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, help="the .mlir file to write")
     p.add_argument("--save-inputs", action="store_true", help="also write the example inputs as OUTPUT-stem.argN.npy")
     p.add_argument("--dtype", choices=("f32", "f16", "bf16"), help="convert the model's weights and float inputs first (default: as the factory made them)")
+    p.add_argument("--dynamic-batch", action="store_true", help="leave dimension 0 of the inputs dynamic (for --batch-buckets)")
     return p
 
 
@@ -114,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_compile(args) -> int:
+    from schedc.buckets import parse_buckets
     from schedc.driver import CompileOptions, compile_with_options
     from schedc.irio import write_atomically
     from schedc.report import summary_lines, write_report
@@ -134,6 +137,7 @@ def cmd_compile(args) -> int:
         execution=args.execution,
         tuning=not args.no_tuning,
         kernel_db=args.kernel_db,
+        batch_buckets=parse_buckets(args.batch_buckets) if args.batch_buckets else (),
     )
     result = compile_with_options(str(input_path), options)
     write_atomically(output, result.output)
@@ -246,7 +250,7 @@ def cmd_import(args) -> int:
     model, example = load_factory(args.factory)
     if args.dtype:
         model, example = convert_precision(model, example, args.dtype)
-    write_atomically(args.output, import_torch(model, *example))
+    write_atomically(args.output, import_torch(model, *example, dynamic_batch=args.dynamic_batch))
     if args.save_inputs:
         stem = Path(args.output).with_suffix("")
         for i, value in enumerate(example):

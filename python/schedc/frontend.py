@@ -17,12 +17,14 @@ from .errors import SchedcError
 DTYPES = ("f32", "f16", "bf16")
 
 
-def import_torch(model, *example_args, func_name: str = "forward", dtype: str | None = None) -> str:
+def import_torch(model, *example_args, func_name: str = "forward", dtype: str | None = None, dynamic_batch: bool = False) -> str:
     """Exports `model(*example_args)` with torch.export and returns torch-dialect MLIR text.
 
     Weights are inlined as `dense_resource` blobs, so the text is self-contained. With
     `dtype="f16"` or `"bf16"`, a copy of the model and its floating-point example inputs are
     converted first: the module then takes and returns that type (GPU tensor cores run it).
+    With `dynamic_batch`, dimension 0 of every tensor input is left dynamic (for batch buckets:
+    `schedc.compile(..., batch_buckets=(1, 2, 4, 8))`).
     """
     import torch
     from torch_mlir import fx
@@ -32,8 +34,16 @@ def import_torch(model, *example_args, func_name: str = "forward", dtype: str | 
     model = model.eval()
     if dtype is not None:
         model, example_args = convert_precision(model, example_args, dtype)
+    options = {}
+    if dynamic_batch:
+        example_args, options["dynamic_shapes"] = _dynamic_batch(example_args)
     with torch.no_grad():
-        module = fx.export_and_import(model, *example_args, output_type="torch", func_name=func_name)
+        try:
+            module = fx.export_and_import(model, *example_args, output_type="torch", func_name=func_name, **options)
+        except Exception as e:  # torch.export's constraint errors: the model fixes its batch
+            if not dynamic_batch:
+                raise
+            raise SchedcError(f"the model cannot be exported with a dynamic batch: {str(e).strip().splitlines()[0]}") from None
     return str(module)
 
 
@@ -49,6 +59,24 @@ def convert_precision(model, example_args, dtype: str):
     converted = copy.deepcopy(model).to(types[dtype])
     args = tuple(a.to(types[dtype]) if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in example_args)
     return converted, args
+
+
+def _dynamic_batch(example_args):
+    """Examples of batch 2 at least (torch.export specializes a batch of 1) and a dynamic
+    dimension 0 for each tensor."""
+    import torch
+
+    batch = torch.export.Dim("batch", min=1, max=65536)
+    examples, shapes = [], []
+    for value in example_args:
+        if isinstance(value, torch.Tensor) and value.dim() > 0:
+            if value.shape[0] == 1:
+                value = torch.cat([value, value])
+            shapes.append({0: batch})
+        else:
+            shapes.append(None)
+        examples.append(value)
+    return tuple(examples), tuple(shapes)
 
 
 def load_factory(spec: str):

@@ -69,20 +69,3 @@ def run_iree_opt(args: list[str], *, what: str) -> None:
     if result.returncode != 0:
         raise CompileError(f"{what} failed in IREE:\n{_trim(result.stderr)}", repro=shlex.join(["iree-opt", *args]))
 
-
-# IREE 3.13's stream phase (Dialect/Stream/Transforms/Passes.cpp), split where its cmd
-# sub-pipeline has made one `stream.resource.pack` per execution region and not yet packed
-# them (layout-slices): schedc's stream-phase passes run between the two halves.
-STREAM_UNTIL_ASYNC = "builtin.module(iree-stream-tensor-transformation-pipeline,iree-stream-async-transformation-pipeline)"
-STREAM_ALLOCATION = "builtin.module(iree-stream-schedule-allocation)"
-STREAM_UNTIL_ALLOCATION = (
-    "builtin.module(iree-stream-tensor-transformation-pipeline,"
-    "iree-stream-async-transformation-pipeline,iree-stream-schedule-allocation)"
-)
-_PER_CALLABLE = "iree-stream-pack-constants,iree-stream-layout-slices,canonicalize"
-STREAM_AFTER_ALLOCATION = (
-    f"builtin.module(util.initializer({_PER_CALLABLE}),util.func({_PER_CALLABLE}),"
-    "iree-util-propagate-subranges,iree-stream-automatic-reference-counting,"
-    "iree-stream-cleanup-pipeline,iree-stream-verify-lowering-to-cmd,"
-    "iree-stream-optimization-pipeline,iree-stream-cleanup-pipeline,symbol-dce)"
-)

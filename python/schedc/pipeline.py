@@ -87,6 +87,32 @@ def parse_pipeline(text: str, registry) -> list[PassInvocation]:
     return invocations
 
 
+def complete_pipeline(invocations: list[PassInvocation], registry) -> list[PassInvocation]:
+    """The passes a compile runs, phase by phase (the pipeline's order within a phase), with
+    the passes that carry others' decisions further (`followed_by`) added; a pass whose
+    `requires` do not run before it, or that runs before one of its `after`, is an error."""
+    from .phases import PHASE_NAMES
+
+    invocations = list(invocations)
+    names = [i.name for i in invocations]
+    for invocation in invocations:  # grows while it runs: followers may have followers
+        for follower in registry[invocation.name].followed_by:
+            if follower not in names:
+                invocations.append(PassInvocation(follower, registry[follower].options()))
+                names.append(follower)
+    ordered = sorted(invocations, key=lambda i: PHASE_NAMES.index(registry[i.name].phase))
+    for index, invocation in enumerate(ordered):
+        info = registry[invocation.name]
+        before = {i.name for i in ordered[:index]}
+        for needed in info.requires:
+            if needed not in before:
+                raise PipelineError(f"pass '{info.name}' needs '{needed}' to run before it")
+        for earlier in info.after:
+            if earlier in names and earlier not in before:
+                raise PipelineError(f"pass '{info.name}' must run after '{earlier}'; the pipeline has it later")
+    return ordered
+
+
 def run_pipeline(module: ir.Operation, invocations: list[PassInvocation], registry, context) -> None:
     """Runs the passes through MLIR's pass manager (which verifies the IR after each)."""
     if not invocations:

@@ -79,30 +79,57 @@ def _first_line(error: BaseException) -> str:
 
 
 class Function:
-    """A module's exported function; called with numpy arrays or torch tensors."""
+    """A module's exported function, called with numpy arrays, torch tensors or IREE arrays.
+
+    - numpy in, numpy out: the inputs are copied to the device, the results back to the host
+      (arrays of the caller's own).
+    - torch tensors on the module's device (CUDA tensors on cuda, CPU tensors on local-task
+      and local-sync) go in and come out through DLPack, without a copy: the results are
+      torch tensors over IREE's output buffers, on the same device. IREE cannot wait on
+      torch's streams, so a call first waits for the current CUDA stream, and returns when
+      its results are ready. Other torch tensors go through numpy (a host copy).
+    - IREE `DeviceArray`s in (`iree.runtime.asdevicearray`), `DeviceArray`s out, on the device.
+
+    A replayed module (compiled with execution="graphs") returns views of its static output
+    buffers, which the next call overwrites, as torch's CUDA graphs do: keep a result past the
+    next call with `copy=True` (or `.clone()` it). numpy results are always copies.
+    """
 
     def __init__(self, module: "Module", name: str, vm_function):
         self._module = module
         self.name = name
         self._vm_function = vm_function
 
-    def __call__(self, *args):
-        torch_in = any(_is_torch(a) for a in args)
-        host_args = [_to_numpy(a) for a in args]
+    def __call__(self, *args, copy: bool = False):
+        module = self._module
+        module._collect_pending()
+        dlpack = _dlpack_device(module.device_name, args)
+        if dlpack is not None:
+            inputs = _import_tensors(module.device, args, dlpack)
+        else:
+            inputs = [_to_numpy(a) for a in args]
         try:
-            results = self._module._context.modules[self._module.vm_name][self.name](*host_args)
+            results = module._context.modules[module.vm_name][self.name](*inputs)
         except (RuntimeError, ValueError, TypeError) as e:
             raise SchedcError(f"calling {self.name} failed: {_first_line(e)}") from None
         single = not isinstance(results, (tuple, list))
         outputs = [results] if single else list(results)
-        return _as_results([_to_host(o) for o in outputs], torch_in, single)
+        if dlpack is not None:
+            tensors = _export_tensors(module.device, outputs, dlpack)
+            tensors = [t.clone() for t in tensors] if copy else tensors
+            return tensors[0] if single else tuple(tensors)
+        if args and all(_is_device_array(a) for a in args):
+            return outputs[0] if single else tuple(outputs)
+        host = [_to_host(o, copy=copy or module.replayed) for o in outputs]
+        return _as_results(host, any(_is_torch(a) for a in args), single)
 
     def async_(self, *args) -> "PendingCall":
-        """Queues the call and returns at once; `.wait()` gives the results.
+        """Queues the call and returns at once; `.wait()` gives the results (host copies).
 
         Uses the module's `<name>$async` export where there is one (IREE's coarse-fences ABI,
         which torch models get): the inputs are copied to the device, the work is queued, and
-        a fence is signalled when it is done."""
+        a fence is signalled when it is done. On a replayed module the next call reuses the
+        static buffers: it first waits for this one and keeps its results."""
         import iree.runtime as rt
 
         module = self._module
@@ -112,6 +139,7 @@ class Function:
             # Modules not from torch (func.func input) have no fence-taking export: the call
             # runs on a worker thread instead (IREE releases the GIL while it waits).
             return PendingCall.on_thread(self, args)
+        module._collect_pending()
         device = module._config.device
         inputs = [rt.asdevicearray(device, _to_numpy(a)) for a in args]
         semaphore = device.create_semaphore(0)
@@ -126,7 +154,62 @@ class Function:
             module._context.vm_context.invoke(vm_function, arguments, results)
         except (RuntimeError, ValueError) as e:
             raise SchedcError(f"calling {async_name} failed: {_first_line(e)}") from None
-        return PendingCall(device, done, results, inputs, any(_is_torch(a) for a in args))
+        pending = PendingCall(device, done, results, inputs, any(_is_torch(a) for a in args))
+        if module.replayed:
+            module._pending = pending
+        return pending
+
+
+class BucketedFunction:
+    """A function compiled once per batch bucket: a call with batch b runs the smallest bucket
+    that holds b, on inputs zero-padded to it, and returns the first b rows of the results
+    (numpy arrays or torch tensors; see `Function` for where results live)."""
+
+    def __init__(self, name: str, buckets: dict[int, Function], batched_inputs: tuple, batched_outputs: tuple):
+        self.name = name
+        self.buckets = dict(sorted(buckets.items()))
+        self._inputs, self._outputs = batched_inputs, batched_outputs
+
+    def __call__(self, *args, copy: bool = False):
+        sizes = {int(args[i].shape[0]) for i in self._inputs if i < len(args)}
+        if len(sizes) != 1:
+            raise SchedcError(f"{self.name}: the batched inputs {list(self._inputs)} must share their first dimension, got {sorted(sizes)}")
+        batch = sizes.pop()
+        bucket = choose_bucket(batch, tuple(self.buckets))
+        if bucket is None:
+            raise SchedcError(
+                f"{self.name}: batch {batch} is above the largest bucket {max(self.buckets)}; "
+                f"compiled buckets: {', '.join(map(str, self.buckets))}"
+            )
+        padded = [_pad_rows(a, bucket) if i in self._inputs else a for i, a in enumerate(args)]
+        results = self.buckets[bucket](*padded, copy=copy)
+        single = not isinstance(results, tuple)
+        outputs = [results] if single else list(results)
+        outputs = [o[:batch] if i in self._outputs else o for i, o in enumerate(outputs)]
+        return outputs[0] if single else tuple(outputs)
+
+    def async_(self, *args) -> "PendingCall":
+        return PendingCall.on_thread(self, args)
+
+
+def choose_bucket(batch: int, buckets) -> int | None:
+    """The smallest bucket that holds `batch`; None above the largest."""
+    return next((b for b in sorted(buckets) if b >= batch), None)
+
+
+def _pad_rows(value, rows: int):
+    """`value` with zero rows appended up to `rows` (numpy arrays and torch tensors)."""
+    missing = rows - int(value.shape[0])
+    if missing == 0:
+        return value
+    if _is_torch(value):
+        import torch
+
+        return torch.cat([value, value.new_zeros((missing, *value.shape[1:]))])
+    if _is_device_array(value):
+        raise SchedcError(f"an IREE device array of batch {value.shape[0]} cannot be padded to bucket {rows}: pass numpy arrays or torch tensors")
+    value = np.asarray(value)
+    return np.concatenate([value, np.zeros((missing, *value.shape[1:]), value.dtype)])
 
 
 class PendingCall:
@@ -137,6 +220,7 @@ class PendingCall:
         self._inputs = inputs  # keeps the device copies of the inputs alive until done
         self._torch = torch_out
         self._future = future
+        self._outputs = None
 
     @classmethod
     def on_thread(cls, function: "Function", args) -> "PendingCall":
@@ -151,19 +235,97 @@ class PendingCall:
         """Whether the device has finished, without waiting."""
         if self._future is not None:
             return self._future.done()
-        return bool(self._fence.wait(timeout=0))
+        return self._outputs is not None or bool(self._fence.wait(timeout=0))
 
     def wait(self):
         import iree.runtime as rt
 
         if self._future is not None:
             return self._future.result()
-        self._fence.wait()
-        outputs = [
-            rt.DeviceArray(self._device, self._results.get_as_object(i, rt.HalBufferView)).to_host()
-            for i in range(self._results.size)
-        ]
-        return _as_results(outputs, self._torch, len(outputs) == 1)
+        if self._outputs is None:
+            self._fence.wait()
+            self._outputs = [
+                np.array(rt.DeviceArray(self._device, self._results.get_as_object(i, rt.HalBufferView)).to_host())
+                for i in range(self._results.size)
+            ]
+        return _as_results(self._outputs, self._torch, len(self._outputs) == 1)
+
+
+# DLPack device type codes (dlpack.h): where a torch tensor's memory is, per IREE driver.
+_DLPACK_CPU, _DLPACK_CUDA, _DLPACK_ROCM = 1, 2, 10
+
+
+def _dlpack_device(device_name: str, args) -> tuple[int, int] | None:
+    """(DLPack device type, device index) when every argument is a torch tensor in the
+    module's device memory; None when the call goes through numpy."""
+    if not args or not all(_is_torch(a) for a in args):
+        return None
+    driver = device_name.split(":")[0]
+    kinds = {a.device.type for a in args}
+    if driver in ("local-task", "local-sync") and kinds == {"cpu"}:
+        return (_DLPACK_CPU, 0)
+    if driver in ("cuda", "hip") and kinds == {"cuda"} and len({a.device.index for a in args}) == 1:
+        import torch
+
+        code = _DLPACK_ROCM if getattr(torch.version, "hip", None) else _DLPACK_CUDA
+        return (code, args[0].device.index or 0)
+    return None
+
+
+def _import_tensors(device, tensors, dlpack):
+    """IREE arrays over the tensors' memory, after torch's queued work on them is done."""
+    import iree.runtime as rt
+    import torch
+    from torch.utils.dlpack import to_dlpack
+
+    if dlpack[0] != _DLPACK_CPU:
+        torch.cuda.current_stream(tensors[0].device).synchronize()  # no shared timeline with IREE
+    arrays = []
+    for tensor in tensors:
+        try:
+            view = device.from_dlpack_capsule(to_dlpack(tensor.detach().contiguous()))
+        except (RuntimeError, ValueError, TypeError) as e:
+            raise SchedcError(f"cannot pass a {tensor.device} tensor to IREE through DLPack: {_first_line(e)}") from None
+        arrays.append(rt.DeviceArray(device, view))
+    return arrays
+
+
+def _export_tensors(device, outputs, dlpack):
+    """torch tensors over IREE's result buffers (the call has finished with them).
+
+    IREE's CUDA allocator exports only buffers it allocated whole (a replayed module's static
+    buffers); a result from its queue-ordered pool (IREE's default path) is copied on the
+    device into a tensor torch allocates."""
+    from torch.utils.dlpack import from_dlpack
+
+    tensors = []
+    for output in outputs:
+        try:
+            tensors.append(from_dlpack(device.create_dlpack_capsule(output._buffer_view, dlpack[0], dlpack[1])))
+        except RuntimeError:
+            tensors.append(copy_into_torch(device, output, dlpack))
+    return tensors
+
+
+def copy_into_torch(device, output, dlpack):
+    """A torch tensor holding `output`, copied on the device into a buffer IREE allocates
+    whole (which it can export), then handed to torch."""
+    import iree.runtime as rt
+    from torch.utils.dlpack import from_dlpack
+
+    view = output._buffer_view
+    source = view.get_buffer()  # the copy takes the source buffer whole
+    buffer = device.allocator.allocate_buffer(
+        memory_type=rt.MemoryType.DEVICE_LOCAL,
+        allowed_usage=rt.BufferUsage.DEFAULT | rt.BufferUsage.TRANSFER,
+        allocation_size=max(source.byte_length(), 1),
+    )
+    if source.byte_length():
+        semaphore = device.create_semaphore(0)
+        device.queue_copy(source, buffer, rt.HalFence.create_at(semaphore, 0), rt.HalFence.create_at(semaphore, 1))
+        rt.HalFence.create_at(semaphore, 1).wait()
+    copy = rt.HalBufferView(buffer, list(view.shape), view.element_type)
+    return from_dlpack(device.create_dlpack_capsule(copy, dlpack[0], dlpack[1]))
 
 
 def _as_results(outputs, torch_out: bool, single: bool):
@@ -214,6 +376,36 @@ class Module:
             raise RuntimeLoadError(f"{path} cannot run on '{device}' ({_first_line(e)})") from None
         self.function_names = [n.split(".")[-1] for n in vm_module.function_names if not n.startswith("__")]
         self.functions = {n: Function(self, n, None) for n in self.function_names}
+        self._group_buckets(vm_module)
+        # A replayed module (static-replay) returns its static buffers: see Function.
+        self.replayed = any(
+            "schedc.static_results" in vm_module.lookup_function(n).reflection for n in vm_module.function_names
+        )
+        self._pending: PendingCall | None = None
+
+    def _group_buckets(self, vm_module) -> None:
+        """Functions compiled per batch bucket (`forward$b4`, ...) are called as one, `forward`."""
+        buckets: dict[str, dict[int, Function]] = {}
+        batched: dict[str, tuple] = {}
+        for name in list(self.function_names):
+            reflection = vm_module.lookup_function(name).reflection
+            if "schedc.bucket_of" not in reflection:
+                continue
+            base = reflection["schedc.bucket_of"]
+            buckets.setdefault(base, {})[int(reflection["schedc.batch"])] = self.functions[name]
+            batched[base] = tuple(
+                tuple(int(i) for i in reflection[key].split(",") if i) for key in ("schedc.batched_inputs", "schedc.batched_outputs")
+            )
+        for base, functions in buckets.items():
+            self.functions[base] = BucketedFunction(base, functions, *batched[base])
+            self.function_names.append(base)
+
+    def _collect_pending(self) -> None:
+        """Waits for the last queued call of a replayed module and keeps its results: the
+        next call reuses its static buffers."""
+        if self._pending is not None:
+            self._pending.wait()
+            self._pending = None
 
     @property
     def device(self):
@@ -271,8 +463,16 @@ def _to_numpy(value):
     return value
 
 
-def _to_host(value):
-    return value.to_host() if hasattr(value, "to_host") else value
+def _is_device_array(value) -> bool:
+    return type(value).__name__ == "DeviceArray"
+
+
+def _to_host(value, copy: bool = False):
+    """A host array of a result; a copy where the result's buffer may be mapped and reused."""
+    if not hasattr(value, "to_host"):
+        return value
+    host = value.to_host()
+    return np.array(host) if copy else host
 
 
 def summarize(value) -> str:

@@ -7,10 +7,11 @@
 // CHECK: kernel-graph @add_mul{{.*}}: 2 kernels
 // FLOW: util.func public @add_mul
 // FLOW: flow.dispatch
-// PHASES: 1-flow.mlir
-// PHASES: 2-flow-schedc.mlir
-// PHASES: 3-stream.mlir
-// PHASES: 4-module.vmfb
+// PHASES: 00-input.mlir
+// PHASES: 01-flow.mlir
+// PHASES: 02-flow-schedc.mlir
+// PHASES: 03-stream.mlir
+// PHASES: 04-module.vmfb
 func.func @add_mul(%a: tensor<256xf32>, %b: tensor<256x256xf32>) -> tensor<256xf32> {
   %init = tensor.empty() : tensor<256xf32>
   %zero = arith.constant 0.0 : f32

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from schedc.passes import REGISTRY, PassInfo
-from schedc.pipeline import PipelineError, parse_pipeline
+from schedc.pipeline import PipelineError, complete_pipeline, parse_pipeline
 
 
 @dataclass(frozen=True)
@@ -47,3 +47,23 @@ def test_empty_pipeline_is_no_passes():
 def test_errors_say_what_is_valid(text, message):
     with pytest.raises(PipelineError, match=message.replace("(", r"\(").replace("{", r"\{")):
         parse_pipeline(text, FAKE)
+
+
+def test_followers_join_and_passes_run_phase_by_phase():
+    names = [i.name for i in complete_pipeline(parse_pipeline("arena-plan,memory-order,stream-schedule", REGISTRY), REGISTRY)]
+    assert names == ["memory-order", "stream-schedule", "stream-waves", "arena-plan"]
+
+
+def test_a_missing_prerequisite_is_an_error():
+    with pytest.raises(PipelineError, match="pass 'stream-waves' needs 'stream-schedule' to run before it"):
+        complete_pipeline(parse_pipeline("stream-waves", REGISTRY), REGISTRY)
+
+
+def test_a_pass_before_what_it_must_follow_is_an_error():
+    with pytest.raises(PipelineError, match="pass 'stream-schedule' must run after 'memory-order'"):
+        complete_pipeline(parse_pipeline("stream-schedule,memory-order", REGISTRY), REGISTRY)
+
+
+def test_an_unknown_phase_is_an_error_where_the_pass_is_defined():
+    with pytest.raises(ValueError, match="unknown phase 'stream-asnyc'; phases: preprocessing, flow, stream-async, stream, hal"):
+        PassInfo("p", "a pass", run=lambda *a: None, phase="stream-asnyc")

@@ -1,0 +1,303 @@
+"""Per-call overhead of static replay on a CUDA GPU, against IREE's default path.
+
+    python bench/replay.py prepare build/replay          # here: compile for cuda (sm_80)
+    python bench/replay.py run build/replay streams      # GPU machine: IREE's default path
+    python bench/replay.py run build/replay graphs       #   the replayed modules (own process)
+    ncu --clock-control none --metrics gpu__time_duration.sum --csv python bench/replay.py \\
+        kernels build/replay graphs --key randwire.replay-waves > build/replay/ncu.graphs.randwire.replay-waves.csv
+    python bench/replay.py table build/replay            # the table
+
+Kernel times are read from files `ncu.<execution>.<key>,<key>,....csv`: Nsight Compute's CSV of
+the `kernels` step for those modules (all of the execution mode's modules without --key).
+
+Models (bench/models.py, batch 1): inception, randwire (branchy), transformer. Variants:
+`iree-default` (IREE alone, stream execution: its default path), `replay-serial` (schedc's
+memory-order + arena-plan, kernels serialized, replayed with --execution=graphs) and
+`replay-waves` (the same plus stream-schedule{mode=max-concurrency}: its waves become
+parallel branches of the one recorded graph). Each module runs in a process of its own (IREE
+reads the CUDA driver's mode once per process); a replayed module that fails is run again on
+the stream (execution="streams"), to tell the graph from the module.
+
+Per call: the median of 200 calls after 20 warm-ups, each synchronous (the call returns when
+its results are ready), with the input and the result as IREE device arrays (`device`), as
+torch CUDA tensors through DLPack (`torch`), and from numpy (`numpy`: copy in and out).
+Kernel time: Nsight Compute's gpu__time_duration.sum of every kernel of KERNEL_CALLS calls
+(`kernels` step; a torch fill before and after a module's calls marks them), per call.
+Overhead = device-array call time - kernel time. Nsight Compute serializes kernels and, by
+default, flushes the caches before each (--cache-control all): concurrent waves and warm
+caches make a call shorter than that sum (negative overheads, measured on the H200 on
+2026-11-30); add `--cache-control none` for kernel times closer to a replayed call's. Host copies of the torch path: the IREE
+allocator's host bytes allocated over 50 calls (0: no host copy). Numerics: the max relative
+error of each module's output against torch eager on the same GPU. References: torch eager and
+torch.compile(mode="reduce-overhead") (skip with --no-torch-compile).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import importlib.util
+import io
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import median_ms  # noqa: E402
+
+REPEATS, WARMUP, KERNEL_CALLS = 200, 20, 5
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ("inception", "randwire", "transformer")
+VARIANTS = {  # name -> (schedc pipeline or None for IREE alone, execution)
+    "iree-default": (None, "streams"),
+    "replay-serial": ("memory-order,arena-plan", "graphs"),
+    "replay-waves": ("memory-order,stream-schedule{mode=max-concurrency streams=8},arena-plan", "graphs"),
+}
+
+
+def bench_models():
+    if "bench_models" in sys.modules:
+        return sys.modules["bench_models"]
+    spec = importlib.util.spec_from_file_location("bench_models", ROOT / "bench" / "models.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_models"] = module  # torch.compile re-imports model modules by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def prepare(folder: Path) -> None:
+    import torch
+
+    import schedc
+    from schedc.driver import CompileOptions, compile_with_options
+    from schedc.targets import resolve_target
+
+    folder.mkdir(parents=True, exist_ok=True)
+    manifest = {}
+    for name in MODELS:
+        model, args = bench_models().SUITE[name]()
+        torch.save(model.state_dict(), folder / f"{name}.pt")
+        np.save(folder / f"{name}.input.npy", args[0].numpy())
+        mlir = schedc.import_torch(model, *args)
+        for variant, (pipeline, execution) in VARIANTS.items():
+            options = CompileOptions(resolve_target("cuda"), passes=pipeline, schedc_passes=pipeline is not None, execution=execution)
+            result = compile_with_options(mlir, options)
+            (folder / f"{name}.{variant}.vmfb").write_bytes(result.output)
+            manifest[f"{name}.{variant}"] = {"execution": execution, **result.records.get("static-replay", {}).get("forward$async", {})}
+            print(f"compiled {name}.{variant}", file=sys.stderr, flush=True)
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+
+def _variants(execution: str) -> list[str]:
+    return [v for v, (_, e) in VARIANTS.items() if e == execution]
+
+
+def _model(folder: Path, name: str):
+    import torch
+
+    model, _ = bench_models().SUITE[name]()
+    model.load_state_dict(torch.load(folder / f"{name}.pt"))
+    return model.cuda().eval()
+
+
+def _host_bytes(module) -> int:
+    """IREE's count of host bytes allocated so far (-1 where the statistics say nothing)."""
+    try:
+        return int(ast.literal_eval(module.allocator_statistics())["host_bytes_allocated"])
+    except (ValueError, SyntaxError, KeyError, TypeError):
+        return -1
+
+
+def run(folder: Path, execution: str, torch_compile: bool) -> None:
+    """Each module in a process of its own (a crash in one loses only its row); torch's
+    references in this one."""
+    import subprocess
+
+    rows = {}
+    for name in MODELS:
+        for variant in _variants(execution):
+            key = f"{name}.{variant}"
+            done = subprocess.run([sys.executable, __file__, "run-one", str(folder), execution, "--key", key])
+            result = folder / f"result.{key}.json"
+            if done.returncode == 0 and result.exists():
+                rows[key] = json.loads(result.read_text())
+            else:
+                rows[key] = {"error": f"exit code {done.returncode}"}
+                if execution == "graphs":  # is it the graph replay, or the module? run it on the stream
+                    again = subprocess.run([sys.executable, __file__, "run-one", str(folder), "streams", "--key", key])
+                    if again.returncode == 0 and result.exists():
+                        rows[key]["on_stream"] = json.loads(result.read_text())
+                    else:
+                        rows[key]["on_stream"] = {"error": f"exit code {again.returncode}"}
+            print(f"{key}: {rows[key]}", flush=True)
+            (folder / f"results.{execution}.json").write_text(json.dumps(rows, indent=1))
+    if execution == "streams":
+        rows.update(_references(folder, torch_compile))
+        (folder / f"results.{execution}.json").write_text(json.dumps(rows, indent=1))
+
+
+def _references(folder: Path, torch_compile: bool) -> dict:
+    import torch
+
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    rows = {}
+    for name in MODELS:
+        model = _model(folder, name)
+        x_gpu = torch.from_numpy(np.load(folder / f"{name}.input.npy")).cuda()
+        with torch.no_grad():
+            rows[f"{name}.torch-eager"] = {"device_ms": median_ms(lambda: (model(x_gpu), torch.cuda.synchronize()), REPEATS, WARMUP)}
+            if torch_compile:
+                compiled = torch.compile(model, mode="reduce-overhead")
+                rows[f"{name}.torch-compile"] = {"device_ms": median_ms(lambda: (compiled(x_gpu), torch.cuda.synchronize()), REPEATS, 30)}
+        print(f"{name}: {rows[f'{name}.torch-eager']} {rows.get(f'{name}.torch-compile')}", flush=True)
+    return rows
+
+
+def run_one(folder: Path, execution: str, key: str) -> None:
+    import iree.runtime as rt
+    import torch
+
+    import schedc
+
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    name = key.split(".")[0]
+    model = _model(folder, name)
+    x = np.load(folder / f"{name}.input.npy")
+    x_gpu = torch.from_numpy(x).cuda()
+    with torch.no_grad():
+        expected = model(x_gpu).cpu().numpy()
+    module = schedc.load(folder / f"{key}.vmfb", device="cuda", execution=execution)
+    x_device = rt.asdevicearray(module.device, x)
+    scale = max(float(np.abs(expected).max()), 1e-30)
+    row = {"execution": execution}
+    row["device_ms"] = median_ms(lambda: module.forward(x_device), REPEATS, WARMUP)
+    row["numpy_ms"] = median_ms(lambda: module.forward(x), REPEATS, WARMUP)
+    row["max_rel_error_numpy"] = float(np.abs(module.forward(x) - expected).max()) / scale
+    try:
+        row["torch_ms"] = median_ms(lambda: module.forward(x_gpu), REPEATS, WARMUP)
+        before = _host_bytes(module)
+        for _ in range(50):
+            result = module.forward(x_gpu)
+        row["torch_host_bytes"] = _host_bytes(module) - before
+        row["torch_result_device"] = str(result.device)
+        row["max_rel_error"] = float(np.abs(result.cpu().numpy() - expected).max()) / scale
+    except (schedc.SchedcError, RuntimeError) as e:
+        row["torch_error"] = str(e)
+        row.update(torch_ms=float("nan"), torch_host_bytes=-1, max_rel_error=row["max_rel_error_numpy"])
+    (folder / f"result.{key}.json").write_text(json.dumps(row))
+
+
+def kernels(folder: Path, execution: str, keys: list[str]) -> None:
+    """KERNEL_CALLS calls of each module between two torch fills (for Nsight Compute)."""
+    import iree.runtime as rt
+    import torch
+
+    import schedc
+
+    marker = torch.empty(1, device="cuda")
+    for key in keys:
+        x = np.load(folder / f"{key.split('.')[0]}.input.npy")
+        module = schedc.load(folder / f"{key}.vmfb", device="cuda", execution=execution)
+        x_device = rt.asdevicearray(module.device, x)
+        module.forward(x_device)  # the first call, outside the counted ones
+        torch.cuda.synchronize()
+        marker.fill_(1.0)
+        for _ in range(KERNEL_CALLS):
+            module.forward(x_device)
+        marker.fill_(2.0)
+        torch.cuda.synchronize()
+        print(f"profiled {key}", file=sys.stderr, flush=True)
+
+
+def kernel_times(csv_path: Path, keys: list[str]) -> dict[str, dict]:
+    """Per module: kernels per call and the sum of their gpu__time_duration per call (us).
+
+    Between the two fills around a module's counted calls: its kernels (names with
+    `dispatch`); before the first fill, its first call."""
+    text = csv_path.read_text()
+    start = text.find('"ID"')
+    rows = list(csv.DictReader(io.StringIO(text[start:]))) if start >= 0 else []
+    segments, current = [], None
+    for row in rows:
+        if row.get("Metric Name") != "gpu__time_duration.sum":
+            continue
+        name = row["Kernel Name"]
+        if "FillFunctor" in name:
+            if current is None:
+                current = []
+            else:
+                segments.append(current)
+                current = None
+            continue
+        if current is None or "dispatch" not in name:
+            continue
+        value = float(row["Metric Value"].replace(",", ""))
+        unit = row.get("Metric Unit", "ns")
+        current.append(value / 1000.0 if unit.startswith("n") else value if unit.startswith("u") else value * 1000.0)
+    return {
+        key: {"kernels_per_call": len(segment) / KERNEL_CALLS, "kernel_us": sum(segment) / KERNEL_CALLS}
+        for key, segment in zip(keys, segments)
+    }
+
+
+def table(folder: Path) -> None:
+    rows, kernel = {}, {}
+    for execution in ("streams", "graphs"):
+        path = folder / f"results.{execution}.json"
+        if path.exists():
+            rows.update(json.loads(path.read_text()))
+    for ncu in sorted(folder.glob("ncu.*.csv")):  # ncu.<execution>.<key,key,...>.csv
+        kernel.update(kernel_times(ncu, ncu.name.split(".", 2)[2][: -len(".csv")].split(",")))
+    print(f"{'model':<12}{'variant':<15}{'device ms':>10}{'torch ms':>9}{'numpy ms':>9}{'kernels':>8}"
+          f"{'kernel us':>10}{'overhead us':>12}{'host B':>7}{'rel err':>9}")
+    for name in MODELS:
+        for variant in VARIANTS:
+            row, k = rows.get(f"{name}.{variant}"), kernel.get(f"{name}.{variant}", {})
+            if row is None:
+                continue
+            if "error" in row:
+                print(f"{name:<12}{variant:<15} failed: {row['error']}; on the stream: {row.get('on_stream')}")
+                continue
+            kernel_us = k.get("kernel_us")
+            overhead = row["device_ms"] * 1000 - kernel_us if kernel_us is not None else float("nan")
+            print(f"{name:<12}{variant:<15}{row['device_ms']:>10.3f}{row['torch_ms']:>9.3f}{row['numpy_ms']:>9.3f}"
+                  f"{k.get('kernels_per_call', 0):>8.0f}{kernel_us if kernel_us is not None else float('nan'):>10.1f}"
+                  f"{overhead:>12.1f}{row['torch_host_bytes']:>7}{row['max_rel_error']:>9.1e}")
+        for ref in ("torch-eager", "torch-compile"):
+            if f"{name}.{ref}" in rows:
+                print(f"{name:<12}{ref:<15}{rows[f'{name}.{ref}']['device_ms']:>10.3f}")
+        serial, waves = rows.get(f"{name}.replay-serial"), rows.get(f"{name}.replay-waves")
+        if serial and waves and "device_ms" in serial and "device_ms" in waves:
+            print(f"  waves replayed vs serial replay: {serial['device_ms'] / waves['device_ms']:.2f}x; "
+                  f"torch tensors vs device arrays (serial): {serial['torch_ms'] / serial['device_ms']:.2f}x")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("step", choices=("prepare", "run", "run-one", "kernels", "table"))
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("execution", nargs="?", choices=("streams", "graphs"), default="graphs")
+    parser.add_argument("--key", action="append", default=[], help="run-one, kernels: MODEL.VARIANT (default: all of the mode)")
+    parser.add_argument("--no-torch-compile", action="store_true", help="skip the torch.compile reference")
+    args = parser.parse_args()
+    if args.step == "prepare":
+        prepare(args.folder)
+    elif args.step == "run":
+        run(args.folder, args.execution, not args.no_torch_compile)
+    elif args.step == "run-one":
+        run_one(args.folder, args.execution, args.key[0])
+    elif args.step == "kernels":
+        keys = args.key or [f"{name}.{variant}" for name in MODELS for variant in _variants(args.execution)]
+        kernels(args.folder, args.execution, keys)
+    else:
+        table(args.folder)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,504 @@
+"""Static replay of a module's per-call work, on IREE's HAL-phase IR (`--compile-to=hal`).
+
+What IREE 3.13 emits by default (memoization and indirect command buffers on): each execute
+region's command buffer is recorded once, in an initializer, by a `__<f>_memoize_apply`
+function, but *indirect*: inputs, outputs and transients are binding-table slots (`(%cN :
+index)` at buffer positions), filled on every call by `hal.device.queue.execute.indirect`
+with buffers that the call allocates (`hal.device.queue.alloca`) or receives. The CUDA HAL
+cannot replay a binding table as a graph, so it re-encodes every launch on every call.
+
+The rewrite, per exported function:
+
+    static buffers    one `!hal.buffer` global per buffer the submissions bind (the call's
+                      inputs, its queue.allocas: outputs and transients), allocated once
+    recording         a copy of each memoize function with the slots replaced by those
+                      globals (a subspan where a slot is a part of one) and no binding
+                      capacity: a direct command buffer, recorded once into a global
+    the call          copies its inputs into their static buffers (hal.device.queue.copy),
+                      submits the recorded command buffers (hal.device.queue.execute), and
+                      returns views of the static output buffers; the allocas and deallocas
+                      go (their fences are forwarded)
+
+so a call's results live in static buffers that the next call overwrites. CUDA's graph mode
+(`--cuda_use_streams=false`) instantiates a direct, reusable command buffer once and replays
+it with one cuGraphLaunch; the local (CPU) drivers replay it as recorded. Concurrent waves of
+the recording (dispatches between two barriers) become parallel branches of the graph.
+
+Reading (`plan_replay`) gives plain data; `apply_replay` rewrites. A function the recipe does
+not fit (dynamic shapes: sizes that are not constants, a command buffer recorded per call)
+raises `ReplayError` with the function's location.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iree.compiler import ir
+
+# Buffer positions of the commands a memoized recording holds: (operand index, ...) or, for
+# dispatch, the operandSegmentSizes segment of its binding buffers. A slot reference is an
+# index constant at one of these positions; the same constants elsewhere are sizes or counts.
+_BUFFER_OPERANDS = {
+    "hal.command_buffer.copy_buffer": (1, 3),
+    "hal.command_buffer.fill_buffer": (1,),
+    "hal.command_buffer.update_buffer": (3,),
+}
+_DISPATCH_BINDINGS_SEGMENT = 7
+_PLAIN_COMMANDS = {
+    "hal.command_buffer.create",
+    "hal.command_buffer.finalize",
+    "hal.command_buffer.execution_barrier",
+    "hal.command_buffer.dispatch",
+    *_BUFFER_OPERANDS,
+}
+# hal.device.queue.execute.indirect operands: device, affinity, wait, signal, commands, then
+# the binding buffers, offsets and lengths (n of each).
+_EXECUTE_FIXED_OPERANDS = 5
+
+
+class ReplayError(Exception):
+    """The module cannot be replayed statically; `location` is the function's."""
+
+    def __init__(self, location: ir.Location, message: str):
+        super().__init__(message)
+        self.location = location
+
+
+@dataclass(frozen=True)
+class StaticBuffer:
+    """A buffer that lives as long as the module: `source` is `input N` or `alloca`."""
+
+    name: str  # the util.global's symbol
+    bytes: int
+    source: str
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One binding-table slot of a submission: a part of a static or constant buffer."""
+
+    buffer: str  # a StaticBuffer's name, or a constant !hal.buffer global
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One `hal.device.queue.execute.indirect` and the memoized recording it submits."""
+
+    recorder: str  # the util.func that records the command buffer
+    bindings: tuple[Binding, ...]
+    inputs: tuple[int, ...]  # the call's inputs first bound here: copied in before it
+
+
+@dataclass(frozen=True)
+class ReplayPlan:
+    function: str
+    device: str  # the !hal.device global
+    buffers: tuple[StaticBuffer, ...]
+    submissions: tuple[Submission, ...]
+
+    @property
+    def static_bytes(self) -> int:
+        return sum(b.bytes for b in self.buffers)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the IR
+
+
+def _symbol(op: ir.Operation, attribute: str) -> str:
+    return ir.FlatSymbolRefAttr(op.attributes[attribute]).value
+
+
+def _constant_int(value: ir.Value) -> int | None:
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    return ir.IntegerAttr(owner.attributes["value"]).value
+
+
+def _top_level(module: ir.Operation) -> dict[str, ir.Operation]:
+    ops = {}
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if "sym_name" in op.attributes:
+            ops[ir.StringAttr(op.attributes["sym_name"]).value] = op
+    return ops
+
+
+def _initializers(module: ir.Operation) -> list[ir.Operation]:
+    return [op.operation for op in module.regions[0].blocks[0].operations if op.operation.name == "util.initializer"]
+
+
+def _recorder_of(global_name: str, module: ir.Operation, location: ir.Location) -> str:
+    """The function an initializer calls to record the command buffer stored in `global_name`."""
+    for initializer in _initializers(module):
+        for op in initializer.regions[0].blocks[0].operations:
+            op = op.operation
+            if op.name == "util.global.store" and _symbol(op, "global") == global_name:
+                stored = op.operands[0].owner
+                if not isinstance(stored, ir.Block) and stored.name == "util.call":
+                    return _symbol(stored, "callee")
+    raise ReplayError(location, f"no recording function stores the command buffer @{global_name}")
+
+
+def _body(function: ir.Operation) -> list[ir.Operation]:
+    return [op.operation for op in function.regions[0].blocks[0].operations]
+
+
+def exported_functions(module: ir.Operation) -> list[ir.Operation]:
+    """The module's public functions that submit memoized, indirect command buffers."""
+    functions = []
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name != "util.func" or "iree.abi.stub" not in op.attributes or not op.regions[0].blocks:
+            continue
+        if any(o.operation.name.startswith("hal.") for b in op.regions[0].blocks for o in b.operations):
+            functions.append(op)
+    return functions
+
+
+def plan_replay(function: ir.Operation, module: ir.Operation) -> ReplayPlan | None:
+    """What static replay of `function` needs; None if it submits no work."""
+    name = ir.StringAttr(function.attributes["sym_name"]).value
+    location = function.location
+    if len(function.regions[0].blocks) != 1:
+        raise ReplayError(location, f"@{name} has control flow between its submissions: static replay needs one straight-line call")
+    body = _body(function)
+    executes = [op for op in body if op.name == "hal.device.queue.execute.indirect"]
+    for op in body:
+        if op.name == "hal.buffer_view.assert" and any(_constant_int(d) is None for d in op.opview.shape):
+            raise ReplayError(location, f"@{name} takes a tensor of dynamic shape: static replay (--execution=graphs) needs static shapes; compile with static shapes or batch buckets, or use --execution=streams")
+    if any(op.name == "hal.command_buffer.create" for op in body):
+        raise ReplayError(location, f"@{name} records its command buffers on every call: static replay (--execution=graphs) needs memoized recordings of static shapes")
+    if not executes:
+        if any(op.name.startswith("hal.device.queue.execute") for op in body):
+            raise ReplayError(location, f"@{name} submits command buffers that are not memoized: nothing to replay statically")
+        return None
+    device = _device_global(executes[0], location)
+    buffers: dict[str, StaticBuffer] = {}
+    submissions = []
+    copied: set[int] = set()
+    for execute in executes:
+        commands = execute.operands[4].owner
+        if isinstance(commands, ir.Block) or commands.name != "util.global.load":
+            raise ReplayError(location, f"@{name} submits a command buffer that is not a global")
+        recorder = _recorder_of(_symbol(commands, "global"), module, location)
+        count = (len(execute.operands) - _EXECUTE_FIXED_OPERANDS) // 3
+        operands = list(execute.operands)[_EXECUTE_FIXED_OPERANDS:]
+        bindings, inputs = [], []
+        for value, offset, length in zip(operands[:count], operands[count : 2 * count], operands[2 * count :]):
+            offset_bytes, length_bytes = _constant_int(offset), _constant_int(length)
+            if offset_bytes is None or length_bytes is None:
+                raise ReplayError(location, f"@{name} binds a buffer range of dynamic size: static replay needs static shapes")
+            source = _buffer_source(value, function, name, location)
+            if source[0] == "constant":
+                bindings.append(Binding(source[1], offset_bytes, length_bytes))
+                continue
+            static = _static_name(name, source)
+            end = offset_bytes + length_bytes
+            size = source[2] if source[0] == "alloca" else end
+            previous = buffers.get(static)
+            buffers[static] = StaticBuffer(static, max(size, previous.bytes if previous else 0), f"{source[0]} {source[1]}")
+            bindings.append(Binding(static, offset_bytes, length_bytes))
+            if source[0] == "input" and source[1] not in copied:
+                copied.add(source[1])
+                inputs.append(source[1])
+        submissions.append(Submission(recorder, tuple(bindings), tuple(inputs)))
+    return ReplayPlan(name, device, tuple(buffers.values()), tuple(submissions))
+
+
+def _device_global(execute: ir.Operation, location: ir.Location) -> str:
+    device = execute.operands[0].owner
+    if isinstance(device, ir.Block) or device.name != "util.global.load":
+        raise ReplayError(location, "the submissions' device is not a module global")
+    return _symbol(device, "global")
+
+
+def _buffer_source(value: ir.Value, function: ir.Operation, name: str, location: ir.Location):
+    """('input', argument number) | ('alloca', result id, bytes) | ('constant', global)."""
+    owner = value.owner
+    if not isinstance(owner, ir.Block):
+        if owner.name == "hal.buffer_view.buffer":
+            view = owner.operands[0]
+            if isinstance(view.owner, ir.Block) and view.owner == function.regions[0].blocks[0]:
+                return ("input", ir.BlockArgument(view).arg_number)
+        if owner.name == "hal.device.queue.alloca":
+            size = _constant_int(owner.operands[-1])
+            if size is None:
+                raise ReplayError(location, f"@{name} allocates a buffer of dynamic size: static replay needs static shapes")
+            return ("alloca", _alloca_number(owner, function), size)
+        if owner.name == "util.global.load":
+            return ("constant", _symbol(owner, "global"))
+    raise ReplayError(location, f"@{name} binds a buffer schedc cannot make static ({owner.name if not isinstance(owner, ir.Block) else 'a block argument'})")
+
+
+def _alloca_number(op: ir.Operation, function: ir.Operation) -> int:
+    """Which of the function's queue.allocas `op` is: its name until the rewrite erases them."""
+    allocas = [o for o in _body(function) if o.name == "hal.device.queue.alloca"]
+    return next(i for i, other in enumerate(allocas) if other == op)
+
+
+def _static_name(function: str, source) -> str:
+    return f"__{function}_replay_{source[0]}_{source[1]}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Rewriting the IR
+
+
+def apply_replay(plan: ReplayPlan, function: ir.Operation, module: ir.Operation) -> None:
+    """Static buffers, recordings with direct bindings, and the call that replays them."""
+    symbols = _top_level(module)
+    end = ir.InsertionPoint(module.regions[0].blocks[0])
+    with function.context, function.location:
+        _allocate_static_buffers(plan, end)
+        commands = [
+            _record_direct(plan, i, submission, symbols[submission.recorder], end)
+            for i, submission in enumerate(plan.submissions)
+        ]
+        _rewrite_call(plan, function, commands)
+        _mark_replayed(function)
+
+
+REFLECTION_REPLAYED = "schedc.static_results"
+
+
+def _mark_replayed(function: ir.Operation) -> None:
+    """Says in the function's reflection that its results live in static buffers (the
+    runtime copies numpy results and documents torch ones as overwritten by the next call)."""
+    entries = {}
+    if "iree.reflection" in function.attributes:
+        old = ir.DictAttr(function.attributes["iree.reflection"])
+        entries = {old[i].name: old[i].attr for i in range(len(old))}
+    entries[REFLECTION_REPLAYED] = ir.StringAttr.get("true")
+    function.attributes["iree.reflection"] = ir.DictAttr.get(entries)
+
+
+def _op(name: str, results=(), operands=(), attributes: dict[str, str] | None = None, regions: int = 0) -> ir.Operation:
+    attrs = {k: ir.Attribute.parse(v) for k, v in (attributes or {}).items()}
+    return ir.Operation.create(name, results=list(results), operands=list(operands), attributes=attrs, regions=regions)
+
+
+def _index(value: int) -> ir.Value:
+    return _op("arith.constant", [ir.IndexType.get()], attributes={"value": f"{value} : index"}).result
+
+
+def _load(global_name: str, type_text: str) -> ir.Value:
+    return _op("util.global.load", [ir.Type.parse(type_text)], attributes={"global": f"@{global_name}"}).result
+
+
+def _global(name: str, type_text: str) -> None:
+    _op("util.global", attributes={"sym_name": f'"{name}"', "sym_visibility": '"private"', "type": type_text})
+
+
+def _initializer() -> ir.Block:
+    op = _op("util.initializer", attributes={"function_type": "() -> ()"}, regions=1)
+    return op.regions[0].blocks.append()
+
+
+def _allocate_static_buffers(plan: ReplayPlan, end: ir.InsertionPoint) -> None:
+    with end:
+        for buffer in plan.buffers:
+            _global(buffer.name, "!hal.buffer")
+        block = _initializer()
+    with ir.InsertionPoint(block):
+        device = _load(plan.device, "!hal.device")
+        allocator = _op("hal.device.allocator", [ir.Type.parse("!hal.allocator")], [device]).result
+        affinity = _op("arith.constant", [ir.IntegerType.get_signless(64)], attributes={"value": "-1 : i64"}).result
+        memory = _op("hal.memory_type", [ir.IntegerType.get_signless(32)], attributes={"type": "48 : i32"}).result  # DeviceVisible|DeviceLocal
+        usage = _op("hal.buffer_usage", [ir.IntegerType.get_signless(32)], attributes={"usage": "3075 : i32"}).result  # Transfer|DispatchStorage
+        for buffer in plan.buffers:
+            allocated = _op("hal.allocator.allocate", [ir.Type.parse("!hal.buffer")], [allocator, affinity, memory, usage, _index(buffer.bytes)]).result
+            _op("util.global.store", operands=[allocated], attributes={"global": f"@{buffer.name}"})
+        _op("util.return")
+
+
+def _record_direct(plan: ReplayPlan, number: int, submission: Submission, recorder: ir.Operation, end: ir.InsertionPoint) -> str:
+    """A copy of the memoized recording with direct bindings, recorded once into a global."""
+    direct = recorder.clone(ir.InsertionPoint(recorder))  # beside the original, before its users
+    name = f"__{plan.function}_replay_record_{number}"
+    direct.attributes["sym_name"] = ir.StringAttr.get(name)
+    block = direct.regions[0].blocks[0]
+    body = [op.operation for op in block.operations]
+    unknown = [op.name for op in body if op.name.startswith("hal.command_buffer.") and op.name not in _PLAIN_COMMANDS]
+    if unknown:
+        raise ReplayError(recorder.location, f"the recording @{ir.StringAttr(recorder.attributes['sym_name']).value} holds {unknown[0]}, which static replay does not handle")
+    slots: dict[int, ir.Value] = {}
+    loads: dict[str, ir.Value] = {}
+    first = block.operations[0]  # new values go before the recording, in creation order
+
+    def slot_buffer(slot: int) -> ir.Value:
+        if slot not in slots:
+            with ir.InsertionPoint(first):
+                binding = submission.bindings[slot]
+                if binding.buffer not in loads:
+                    loads[binding.buffer] = _load(binding.buffer, "!hal.buffer")
+                static = loads[binding.buffer]
+                size = next((b.bytes for b in plan.buffers if b.name == binding.buffer), None)
+                if binding.offset == 0 and binding.length == size:
+                    slots[slot] = static
+                else:
+                    offset, length = _index(binding.offset), _index(binding.length)
+                    slots[slot] = _op("hal.buffer.subspan", [ir.Type.parse("!hal.buffer")], [static, offset, length]).result
+        return slots[slot]
+
+    for op in body:
+        for position in _buffer_positions(op):
+            operand = op.operands[position]
+            if not isinstance(operand.type, ir.IndexType):
+                continue  # a buffer bound directly (a constant)
+            slot = _constant_int(operand)
+            if slot is None or slot >= len(submission.bindings):
+                raise ReplayError(recorder.location, f"a slot reference of @{name} is not a constant slot number")
+            op.operands[position] = slot_buffer(slot)
+        if op.name == "hal.command_buffer.create" and len(op.operands) == 3:
+            _without_binding_capacity(op)
+    commands = f"__{plan.function}_replay_commands_{number}"
+    with end:
+        _global(commands, "!hal.command_buffer")
+        init = _initializer()
+    with ir.InsertionPoint(init):
+        recorded = _op("util.call", [ir.Type.parse("!hal.command_buffer")], attributes={"callee": f"@{name}"}).result
+        _op("util.global.store", operands=[recorded], attributes={"global": f"@{commands}"})
+        _op("util.return")
+    return commands
+
+
+def _buffer_positions(op: ir.Operation) -> list[int]:
+    if op.name == "hal.command_buffer.dispatch":
+        segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+        start = sum(segments[:_DISPATCH_BINDINGS_SEGMENT])
+        return list(range(start, start + segments[_DISPATCH_BINDINGS_SEGMENT]))
+    return list(_BUFFER_OPERANDS.get(op.name, ()))
+
+
+def _without_binding_capacity(create: ir.Operation) -> None:
+    """hal.command_buffer.create without `bindings(%n)`: a direct command buffer."""
+    with ir.InsertionPoint(create), create.location:
+        attributes = {name: str(create.attributes[name]) for name in create.attributes}
+        direct = _op("hal.command_buffer.create", [create.results[0].type], list(create.operands)[:2], attributes)
+    create.results[0].replace_all_uses_with(direct.results[0])
+    create.erase()
+
+
+def _rewrite_call(plan: ReplayPlan, function: ir.Operation, commands: list[str]) -> None:
+    body = _body(function)
+    block = function.regions[0].blocks[0]
+    executes = [op for op in body if op.name == "hal.device.queue.execute.indirect"]
+    statics = {b.source: b for b in plan.buffers}
+    # Allocas: their buffers become the static ones, their fences forward their waits.
+    allocas = [op for op in body if op.name == "hal.device.queue.alloca"]
+    for number, op in enumerate(allocas):
+        if f"alloca {number}" in statics:
+            with ir.InsertionPoint(op), op.location:
+                static = _load(statics[f"alloca {number}"].name, "!hal.buffer")
+            op.results[0].replace_all_uses_with(static)
+            _forward_fence(op)
+    # Submissions: copy the inputs in, then submit the recorded command buffer.
+    for execute, submission, name in zip(executes, plan.submissions, commands):
+        device, affinity, wait, signal = list(execute.operands)[:4]
+        with ir.InsertionPoint(execute), execute.location:
+            for number in submission.inputs:
+                static = statics[f"input {number}"]
+                source = _op("hal.buffer_view.buffer", [ir.Type.parse("!hal.buffer")], [block.arguments[number]]).result
+                copied = _op("hal.fence.create", [ir.Type.parse("!hal.fence")], [device], {"flags": "0 : i64"}).result
+                zero = _index(0)
+                _op("hal.device.queue.copy", operands=[device, affinity, wait, copied, source, zero, _load(static.name, "!hal.buffer"), zero, _index(static.bytes)], attributes={"flags": "0 : i64"})
+                wait = copied
+            recorded = _load(name, "!hal.command_buffer")
+            _op("hal.device.queue.execute", operands=[device, affinity, wait, signal, recorded], attributes={"flags": "0 : i64"})
+        memoized = execute.operands[4].owner
+        execute.erase()
+        if not list(memoized.results[0].uses):
+            memoized.erase()
+    # Deallocas of static buffers: nothing to free; their fences are forwarded.
+    for op in _body(function):
+        if op.name == "hal.device.queue.dealloca":
+            _forward_fence(op)
+
+
+def _forward_fence(op: ir.Operation) -> None:
+    """Erases a queue op that only orders (an alloca or dealloca of a static buffer).
+
+    Its signal fence, where the function created it, is replaced by its wait fence; a fence
+    the caller gave (the function's signal fence) is signalled by the producer of the wait
+    fence instead, or by a barrier where there is no single producer."""
+    device, affinity, wait, signal = list(op.operands)[:4]
+    creator = signal.owner
+    if not isinstance(creator, ir.Block) and creator.name == "hal.fence.create":
+        signal.replace_all_uses_with(wait)
+        op.erase()
+        creator.erase()
+        return
+    producer = wait.owner
+    signallers = [u.owner.operation for u in wait.uses if u.operand_number == 3 and u.owner.operation.name.startswith("hal.device.queue.")]
+    others = [u for u in wait.uses if u.owner.operation != op and u.owner.operation not in signallers]
+    if not isinstance(producer, ir.Block) and producer.name == "hal.fence.create" and len(signallers) == 1 and not others:
+        signallers[0].operands[3] = signal
+        op.erase()
+        producer.erase()
+        return
+    with ir.InsertionPoint(op), op.location:
+        _op("hal.device.queue.barrier", operands=[device, affinity, wait, signal], attributes={"flags": "0 : i64"})
+    op.erase()
+
+
+def drop_unused_recordings(module: ir.Operation) -> None:
+    """Erases memoized recordings that no function submits any more, and their initializers'
+    calls (a recording costs memory and, on CUDA, a graph each)."""
+    loads: set[str] = set()
+    module.walk(lambda op: _collect_loads(op, loads))
+    top = _top_level(module)
+    unused = {
+        name for name, op in top.items()
+        if op.name == "util.global" and name not in loads
+        and str(ir.TypeAttr(op.attributes["type"]).value) == "!hal.command_buffer"
+    }
+    for initializer in _initializers(module):
+        for op in _body(initializer):
+            if op.name != "util.global.store" or _symbol(op, "global") not in unused:
+                continue
+            call = op.operands[0].owner
+            op.erase()
+            if not isinstance(call, ir.Block) and call.name == "util.call" and not list(call.results[0].uses):
+                callee = _symbol(call, "callee")
+                call.erase()
+                if not _callers(module, callee) and callee in top:
+                    top[callee].erase()
+        if [op.name for op in _body(initializer)] == ["util.return"]:
+            initializer.erase()
+    for name in unused:
+        top[name].erase()
+
+
+def _collect_loads(op: ir.Operation, loads: set) -> ir.WalkResult:
+    if op.name == "util.global.load":
+        loads.add(_symbol(op, "global"))
+    return ir.WalkResult.ADVANCE
+
+
+def _callers(module: ir.Operation, callee: str) -> list[ir.Operation]:
+    found = []
+
+    def visit(op):
+        if op.name == "util.call" and _symbol(op, "callee") == callee:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return found
+
+
+def replay_module(module: ir.Operation) -> list[ReplayPlan]:
+    """Plans and applies static replay to every exported function that submits work."""
+    plans = []
+    for function in exported_functions(module):
+        plan = plan_replay(function, module)
+        if plan is not None:
+            plans.append((plan, function))
+    for plan, function in plans:  # plan everything first: a refusal leaves the module as it was
+        apply_replay(plan, function, module)
+    drop_unused_recordings(module)
+    return [plan for plan, _ in plans]

@@ -1,0 +1,61 @@
+"""The phases as data: IREE's commands between them, and passes that plug into any phase through
+their registry entry alone."""
+
+from __future__ import annotations
+
+import numpy as np
+from iree.compiler import ir
+
+import schedc
+from schedc.passes import REGISTRY, PassInfo
+from schedc.phases import END, CompileStep, OptStep, Point, end_of, phase, point_of, steps_between
+
+MATVEC = """
+func.func @matvec(%a: tensor<64xf32>, %b: tensor<64x64xf32>) -> tensor<64xf32> {
+  %init = tensor.empty() : tensor<64xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<64xf32>) -> tensor<64xf32>
+  %mv = linalg.matvec ins(%b, %a : tensor<64x64xf32>, tensor<64xf32>) outs(%acc : tensor<64xf32>) -> tensor<64xf32>
+  return %mv : tensor<64xf32>
+}
+"""
+
+
+def test_iree_alone_is_one_command_per_run_of_phases():
+    assert steps_between(Point(0, END), end_of("flow")) == [CompileStep("input", "flow")]
+    assert steps_between(end_of("flow"), end_of("end")) == [CompileStep("flow", "end")]
+    assert CompileStep("flow", "end").flags() == ["--compile-from=flow"]
+
+
+def test_stops_inside_the_stream_phase_split_it_into_its_own_passes():
+    async_, allocation = point_of(phase("stream-async")), point_of(phase("stream"))
+    (until_allocation,) = steps_between(end_of("flow"), allocation)
+    first, second = steps_between(end_of("flow"), async_) + steps_between(async_, allocation)
+    assert first.passes + second.passes == until_allocation.passes
+    assert until_allocation.passes[-1] == "iree-stream-schedule-allocation"
+    rest, module = steps_between(allocation, end_of("end"))
+    assert isinstance(rest, OptStep) and rest.reached == end_of("stream") and rest.passes[-1] == "symbol-dce"
+    assert module == CompileStep("stream", "end")
+
+
+def test_passes_in_any_phase_plug_in_through_their_registry_entry(monkeypatch, tmp_path):
+    seen: dict[str, set] = {}
+
+    def recorder(name):
+        def run(module, pass_, options, context):
+            names = set()
+            module.walk(lambda op: names.add(op.operation.name) or ir.WalkResult.ADVANCE)
+            seen[name] = names
+        return run
+
+    for name in ("preprocessing", "hal"):
+        monkeypatch.setitem(REGISTRY, f"see-{name}", PassInfo(f"see-{name}", "records the ops", recorder(name), phase=name))
+    path = tmp_path / "m.vmfb"
+    schedc.compile(MATVEC, output=str(path), passes="see-hal,memory-order,see-preprocessing", dump_phases=str(tmp_path / "phases"))
+    assert "linalg.matvec" in seen["preprocessing"] and "flow.dispatch" not in seen["preprocessing"]
+    assert "hal.command_buffer.dispatch" in seen["hal"]
+    dumped = sorted(p.name for p in (tmp_path / "phases").iterdir())
+    assert dumped == ["00-input.mlir", "01-preprocessing.mlir", "02-preprocessing-schedc.mlir", "03-flow.mlir",
+                      "04-flow-schedc.mlir", "05-stream.mlir", "06-hal.mlir", "07-hal-schedc.mlir", "08-module.vmfb"]
+    result = schedc.load(path).matvec(np.ones(64, np.float32), np.full((64, 64), 0.5, np.float32))
+    np.testing.assert_array_equal(result, np.full(64, 32.0, np.float32))

@@ -1,0 +1,144 @@
+"""Static replay (--execution=graphs) on the CPU: the recorded command buffers replay with
+fresh inputs on every call, and the runtime's rules for the static results hold."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import schedc
+
+TWO_IN_TWO_OUT = """
+func.func @forward(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) -> (tensor<4x16xf32>, tensor<4x8xf32>) {
+  %e = tensor.empty() : tensor<4x16xf32>
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %t = math.tanh %m : tensor<4x16xf32>
+  %s = arith.addf %a, %a : tensor<4x8xf32>
+  return %t, %s : tensor<4x16xf32>, tensor<4x8xf32>
+}
+"""
+
+DYNAMIC = """
+func.func @forward(%a: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %s = arith.addf %a, %a : tensor<?x8xf32>
+  return %s : tensor<?x8xf32>
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def replayed_mlp(imported, tmp_path_factory):
+    model, args, mlir = imported("mlp")
+    path = tmp_path_factory.mktemp("replay") / "mlp.graphs.vmfb"
+    schedc.compile(mlir, output=str(path), execution="graphs")
+    return model, args, path
+
+
+def reference(model, x):
+    with torch.no_grad():
+        return model(torch.as_tensor(x)).numpy()
+
+
+def test_replays_give_fresh_results_for_changing_inputs(replayed_mlp):
+    model, (x,), path = replayed_mlp
+    module = schedc.load(path)
+    generator = np.random.default_rng(0)
+    inputs = [generator.standard_normal(x.shape).astype(np.float32) for _ in range(4)]
+    results = [module.forward(value) for value in inputs]  # numpy results are the caller's own
+    for value, result in zip(inputs, results):
+        np.testing.assert_allclose(result, reference(model, value), rtol=1e-5, atol=1e-5)
+    assert not np.allclose(results[0], results[1])
+
+
+def test_torch_results_are_static_until_copied(replayed_mlp):
+    model, (x,), path = replayed_mlp
+    module = schedc.load(path)
+    first_input, second_input = torch.randn(x.shape), torch.randn(x.shape)
+    kept = module.forward(first_input, copy=True)
+    view = module.forward(first_input)  # CPU tensors on local-task: DLPack, no copy
+    expected_first = reference(model, first_input)
+    np.testing.assert_allclose(kept.numpy(), expected_first, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(view.numpy(), expected_first, rtol=1e-5, atol=1e-5)
+    module.forward(second_input)
+    expected_second = reference(model, second_input)
+    np.testing.assert_allclose(view.numpy(), expected_second, rtol=1e-5, atol=1e-5)  # overwritten
+    np.testing.assert_allclose(kept.numpy(), expected_first, rtol=1e-5, atol=1e-5)  # its own
+
+
+def test_queued_calls_keep_their_own_results(replayed_mlp):
+    model, (x,), path = replayed_mlp
+    module = schedc.load(path)
+    inputs = [torch.randn(x.shape) for _ in range(3)]
+    pending = [module.forward.async_(value) for value in inputs]
+    for value, call in zip(inputs, pending):
+        np.testing.assert_allclose(call.wait().numpy(), reference(model, value), rtol=1e-5, atol=1e-5)
+
+
+def test_several_inputs_and_outputs(tmp_path):
+    replayed, plain = tmp_path / "two.graphs.vmfb", tmp_path / "two.vmfb"
+    schedc.compile(TWO_IN_TWO_OUT, output=str(replayed), execution="graphs")
+    schedc.compile(TWO_IN_TWO_OUT, output=str(plain))
+    replay, reference_module = schedc.load(replayed, device="local-sync"), schedc.load(plain)
+    generator = np.random.default_rng(1)
+    for _ in range(3):
+        a = generator.standard_normal((4, 8)).astype(np.float32)
+        b = generator.standard_normal((8, 16)).astype(np.float32)
+        for got, want in zip(replay.forward(a, b), reference_module.forward(a, b)):
+            np.testing.assert_array_equal(got, want)
+
+
+def test_concurrent_waves_replay_correctly(imported, tmp_path):
+    model, (x,), mlir = imported("branchy_convnet")
+    path = tmp_path / "branchy.graphs.vmfb"
+    pipeline = "memory-order,stream-schedule{mode=max-concurrency},arena-plan"
+    result = schedc.driver.compile_with_options(mlir, schedc.driver.CompileOptions(
+        schedc.resolve_target("llvm-cpu"), passes=pipeline, execution="graphs"))
+    path.write_bytes(result.output)
+    assert result.records["static-replay"]["forward$async"]["recorded_command_buffers"] >= 1
+    module = schedc.load(path)
+    for value in (x, torch.randn(x.shape)):
+        np.testing.assert_allclose(module.forward(value.numpy()), reference(model, value), rtol=1e-4, atol=1e-4)
+
+
+def test_dynamic_shapes_are_refused_with_a_clear_error(tmp_path):
+    output = tmp_path / "dynamic.vmfb"
+    with pytest.raises(schedc.SchedcError, match="@forward takes a tensor of dynamic shape: static replay .* needs static shapes"):
+        schedc.compile(DYNAMIC, output=str(output), execution="graphs")
+    assert not output.exists()
+
+
+def test_torch_results_of_a_module_not_replayed_are_their_own(imported, tmp_path):
+    model, (x,), mlir = imported("mlp")
+    path = tmp_path / "mlp.vmfb"
+    schedc.compile(mlir, output=str(path))
+    module = schedc.load(path)
+    first_input, second_input = torch.randn(x.shape), torch.randn(x.shape)
+    first = module.forward(first_input)
+    module.forward(second_input)
+    np.testing.assert_allclose(first.numpy(), reference(model, first_input), rtol=1e-5, atol=1e-5)
+
+
+def test_a_result_torch_cannot_take_over_is_copied_on_the_device(replayed_mlp):
+    from schedc.runtime import _DLPACK_CPU, copy_into_torch
+
+    model, (x,), path = replayed_mlp
+    module = schedc.load(path)
+    value = np.random.default_rng(3).standard_normal(x.shape).astype(np.float32)
+    result = module._context.modules[module.vm_name]["forward"](value)  # an IREE DeviceArray
+    tensor = copy_into_torch(module.device, result, (_DLPACK_CPU, 0))
+    module.forward(np.zeros_like(value))  # overwrites the static result, not the copy
+    np.testing.assert_allclose(tensor.numpy(), reference(model, value), rtol=1e-5, atol=1e-5)
+
+
+def test_a_module_replayed_by_name_still_returns_numpy_results_of_their_own(tmp_path):
+    path = tmp_path / "two.replayed.vmfb"
+    schedc.compile(TWO_IN_TWO_OUT, output=str(path), passes="static-replay")  # no --execution
+    module = schedc.load(path)
+    assert module.replayed
+    a, b = np.ones((4, 8), np.float32), np.ones((8, 16), np.float32)
+    first, _ = module.forward(a, b)
+    module.forward(a * 2, b)
+    np.testing.assert_allclose(first, np.tanh(np.full((4, 16), 8.0, np.float32)), rtol=1e-6)
