@@ -39,7 +39,10 @@ from timing import median_ms  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("transformer", "inception", "randwire", "darts", "unet", "plain_cnn", "resnet18", "mobilenet_v2", "densenet")
-VARIANTS = ("iree-default", "schedc-heuristic", "schedc-tuned")
+VARIANTS = ("iree-default", "schedc-heuristic", "schedc-tuned", "schedc-replay")
+# schedc-replay: the tuned module compiled for --execution=graphs (one CUDA graph replayed per
+# call over static buffers); IREE reads the CUDA mode once per process, so it runs apart.
+REPLAY = "schedc-replay"
 REPEATS, WARMUP = 200, 20
 # torch.compile's CUDA-graph mode is the target on these (its compile time keeps the rest out).
 RO_MODELS = ("transformer", "inception", "randwire")
@@ -89,6 +92,7 @@ def compile_models(folder: Path, variants=VARIANTS) -> None:
                 schedc_passes=variant != "iree-default",
                 kernel_db=str(empty) if variant == "schedc-heuristic" else None,
                 report=variant == "schedc-tuned",
+                execution="graphs" if variant == REPLAY else "streams",
             )
             result = compile_with_options(folder / f"{name}.mlir", options)
             (out / f"{name}.{variant}.vmfb").write_bytes(result.output)
@@ -113,10 +117,16 @@ def _load(path: Path):
     return config, context.modules[vm_module.name]["forward"]
 
 
-def run(folder: Path, models=MODELS) -> None:
+def run(folder: Path, models=MODELS, execution: str = "streams") -> None:
+    """Latency of each model's modules and of torch; `execution="graphs"` runs the replayed
+    modules (with torch's references again: every comparison is within one process)."""
     import iree.runtime as rt
     import torch
 
+    if execution == "graphs":
+        rt.flags.parse_flags("--cuda_use_streams=false")  # before the process's first device
+    variants = (REPLAY,) if execution == "graphs" else tuple(v for v in VARIANTS if v != REPLAY)
+    suffix = "" if execution == "streams" else ".graphs"
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     results = folder / "results.run.json"
@@ -136,14 +146,14 @@ def run(folder: Path, models=MODELS) -> None:
 
         with torch.no_grad():
             expected = model(x_gpu).cpu().numpy()
-            rows[f"{name}.torch-eager"] = {"ms": timed(model)}
+            rows[f"{name}.torch-eager{suffix}"] = {"ms": timed(model)}
             for mode in ("default", "reduce-overhead") if name in RO_MODELS else ("default",):
                 torch._dynamo.reset()
                 compiled = torch.compile(model, mode=mode)
                 for _ in range(3):
                     compiled(x_gpu)
-                rows[f"{name}.torch-compile-{mode}"] = {"ms": timed(compiled)}
-        for variant in VARIANTS:
+                rows[f"{name}.torch-compile-{mode}{suffix}"] = {"ms": timed(compiled)}
+        for variant in variants:
             path = folder / "modules" / f"{name}.{variant}.vmfb"
             if not path.exists():
                 continue  # the heuristic-only modules travel for the transformer alone
@@ -253,6 +263,16 @@ def table(folder: Path) -> None:
             error = max(run_rows.get(f"{name}.{v}", {}).get("max_rel_error", 0.0) for v in VARIANTS)
             cells = [float("nan") if c is None else c for c in cells]
             print(f"{name:<14}" + "".join(f"{c:>16.3f}" for c in cells) + f"{cells[2] / cells[4]:>15.2f}{cells[0] / cells[1]:>11.2f}{error:>10.1e}")
+        replayed = [n for n in MODELS if f"{n}.{REPLAY}" in run_rows]
+        if replayed:
+            print("\nreplayed (--execution=graphs, tuned kernels) against torch in the same process (ms)")
+            print(f"{'model':<14}{'replay':>10}{'eager':>10}{'compile':>10}{'compile-ro':>12}{'replay/ro':>11}{'replay/compile':>16}{'error':>10}")
+            for name in replayed:
+                r = run_rows[f"{name}.{REPLAY}"]
+                ro = run_rows.get(f"{name}.torch-compile-reduce-overhead.graphs", {}).get("ms", float("nan"))
+                default = run_rows.get(f"{name}.torch-compile-default.graphs", {}).get("ms", float("nan"))
+                eager = run_rows.get(f"{name}.torch-eager.graphs", {}).get("ms", float("nan"))
+                print(f"{name:<14}{r['ms']:>10.3f}{eager:>10.3f}{default:>10.3f}{ro:>12.3f}{r['ms'] / ro:>11.2f}{r['ms'] / default:>16.2f}{r['max_rel_error']:>10.1e}")
     if (folder / "results.ncu.json").exists():
         data = json.loads((folder / "results.ncu.json").read_text())
         print("\nf32 matmul and matmul-like dispatches: Nsight Compute time (us) against torch's kernel (torch.profiler)")
@@ -281,11 +301,12 @@ def main() -> int:
     parser.add_argument("folder", type=Path)
     parser.add_argument("--variants", default=",".join(VARIANTS), help="compile: which modules")
     parser.add_argument("--models", default=",".join(MODELS), help="run: which models (results add up)")
+    parser.add_argument("--execution", default="streams", choices=("streams", "graphs"), help="run: graphs runs the replayed modules")
     args = parser.parse_args()
     if args.step == "compile":
         compile_models(args.folder, tuple(args.variants.split(",")))
     elif args.step == "run":
-        run(args.folder, tuple(args.models.split(",")))
+        run(args.folder, tuple(args.models.split(",")), args.execution)
     else:
         {"import": import_models, "run": run, "ncu": ncu, "once": once, "table": table}[args.step](args.folder)
     return 0
