@@ -40,10 +40,6 @@ class SchedAttr:
             else:
                 op.attributes[self.name] = ir.StringAttr.get(str(value))
 
-    def remove(self, op: ir.Operation) -> None:
-        if self.name in op.operation.attributes:
-            del op.operation.attributes[self.name]
-
 
 POSITION = SchedAttr("sched.position", "int", "a kernel's position in the chosen order")
 STRATEGY = SchedAttr("sched.strategy", "str", "on a function: the ordering strategy that won")
@@ -55,5 +51,3 @@ ARENA_METHOD = SchedAttr("sched.arena_method", "str", "on a transient alloca: th
 ARENA_OFFSETS = SchedAttr("sched.arena_offsets", "ints", "on a transient alloca: each slice's offset")
 
 WAVES = SchedAttr("sched.waves", "ints", "on a function: each flow.dispatch's wave, in order")
-
-ALL = (POSITION, STRATEGY, STREAM, WAVE, WAVES, ARENA_SIZE, ARENA_LOAD, ARENA_METHOD, ARENA_OFFSETS)

@@ -56,6 +56,7 @@ def test_passes_in_any_phase_plug_in_through_their_registry_entry(monkeypatch, t
     assert "hal.command_buffer.dispatch" in seen["hal"]
     dumped = sorted(p.name for p in (tmp_path / "phases").iterdir())
     assert dumped == ["00-input.mlir", "01-preprocessing.mlir", "02-preprocessing-schedc.mlir", "03-flow.mlir",
-                      "04-flow-schedc.mlir", "05-stream.mlir", "06-hal.mlir", "07-hal-schedc.mlir", "08-module.vmfb"]
+                      "04-flow-schedc.mlir", "05-stream.mlir", "06-executables", "07-hal.mlir", "08-hal-schedc.mlir",
+                      "09-module.vmfb"]
     result = schedc.load(path).matvec(np.ones(64, np.float32), np.full((64, 64), 0.5, np.float32))
     np.testing.assert_array_equal(result, np.full(64, 32.0, np.float32))
