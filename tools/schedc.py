@@ -29,7 +29,7 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--passes", help="schedc's pass pipeline, e.g. print-kernel-graph (default: schedc's pipeline)")
     p.add_argument("--no-schedc-passes", dest="schedc_passes", action="store_false", help="IREE alone, for comparison")
     p.add_argument("--emit", default="vmfb", choices=EMIT_KINDS,
-                   help="write this phase's IR, each executable's code (LLVM IR, PTX, HSACO, SPIR-V) into a folder, or the module")
+                   help="write this phase's IR, each dispatch's code (LLVM IR, PTX, HSACO, SPIR-V) into a folder, or the module")
     p.add_argument("--dump-phases", metavar="DIR", help="write every file of the compile into DIR, numbered in the order they are made")
     p.add_argument("--cuda-arch", help="CUDA target (default sm_80)")
     p.add_argument("--rocm-arch", help="ROCm target (default gfx942)")

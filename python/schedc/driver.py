@@ -95,7 +95,7 @@ def compile(
     pass_output=None,
 ) -> bytes | str | dict:
     """Compiles MLIR and returns the .vmfb bytes, the emitted phase's IR text, or (with
-    emit="executables") each executable file's bytes by name.
+    emit="executables") the bytes of each dispatch's code files by name.
 
     The input is `source` or `input_file`, never guessed: a `pathlib.Path` or `input_file=` is
     a file; a `str` is MLIR text; `bytes` are MLIR bytecode; a module object (torch-mlir's or
@@ -149,7 +149,9 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
         if options.execution == "graphs":
             target_flags.append("--iree-hal-indirect-command-buffers=false")
         pass_flags = [f for i in invocations for f in REGISTRY[i.name].iree_flags]
-        executables = options.emit == "executables" or bool(options.dump_phases)
+        # The target's code of each executable: as the module links it (--dump-phases), or one
+        # executable per dispatch (--emit=executables, where no module is made).
+        executables = "per-dispatch" if options.emit == "executables" else "linked" if options.dump_phases else None
         steps = _Steps(work, input_path, target_flags + list(dict.fromkeys(pass_flags)), options.iree_flags, executables)
         context = PassContext(out=pass_output) if pass_output is not None else PassContext()
         context.target = options.target.name
@@ -202,7 +204,7 @@ class _Steps:
     """The IR on its way through IREE and schedc's passes: where it stands in IREE's pipeline
     and the file that holds it; each step writes the next file of the work folder."""
 
-    def __init__(self, work: Path, input_path: Path, compile_flags: list[str], iree_flags, executables: bool):
+    def __init__(self, work: Path, input_path: Path, compile_flags: list[str], iree_flags, executables: str | None):
         self.work = work
         self.count = 1  # 0 is the input
         self.current = self.last_file = input_path
@@ -212,7 +214,7 @@ class _Steps:
         self.compile_flags = compile_flags
         # iree-opt takes only the stream phase's options of the user's IREE flags.
         self.opt_flags = [f for f in iree_flags if f.startswith("--iree-stream-")]
-        self.executables = executables  # keep the target's code of each executable
+        self.executables = executables  # None, "linked" or "per-dispatch": see compile_with_options
 
     def next_file(self, label: str, suffix: str = ".mlir") -> Path:
         self.last_file = self.work / f"{self.count:02d}-{label}{suffix}"
@@ -245,7 +247,8 @@ class _Steps:
             return []
         folder = self.next_file("executables", "")
         folder.mkdir()
-        return [f"--iree-hal-dump-executable-intermediates-to={folder}", f"--iree-hal-dump-executable-binaries-to={folder}"]
+        flags = [f"--iree-hal-dump-executable-intermediates-to={folder}", f"--iree-hal-dump-executable-binaries-to={folder}"]
+        return flags + (["--iree-hal-link-executables=false"] if self.executables == "per-dispatch" else [])
 
     def run_passes(self, label: str, invocations, context) -> None:
         """Runs schedc passes on the current IR."""

@@ -71,13 +71,27 @@ def test_the_command_line_has_the_options_of_the_api():
     assert tuple(emit.choices) == EMIT_KINDS
 
 
+TWO_KERNELS = """
+func.func @two(%w: tensor<8x4xf32>, %v: tensor<4x8xf32>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e8 = tensor.empty() : tensor<8xf32>
+  %a8 = linalg.fill ins(%zero : f32) outs(%e8 : tensor<8xf32>) -> tensor<8xf32>
+  %y = linalg.matvec ins(%w, %x : tensor<8x4xf32>, tensor<4xf32>) outs(%a8 : tensor<8xf32>) -> tensor<8xf32>
+  %e4 = tensor.empty() : tensor<4xf32>
+  %a4 = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4xf32>) -> tensor<4xf32>
+  %z = linalg.matvec ins(%v, %y : tensor<4x8xf32>, tensor<8xf32>) outs(%a4 : tensor<4xf32>) -> tensor<4xf32>
+  return %z : tensor<4xf32>
+}
+"""
+
+
 def test_emit_hal_and_executables(tmp_path):
     hal = schedc.compile(ADD, target="cuda", emit="hal")
     assert "hal.executable" in hal and "hal.executable.binary" in hal
-    files = schedc.compile(ADD, target="cuda", emit="executables", output=str(tmp_path / "ex"))
-    ptx = [name for name in files if name.endswith(".ptx")]
-    assert ptx and b".target sm_80" in files[ptx[0]]
-    assert any(name.endswith(".ll") for name in files)  # the NVVM IR before PTX
+    files = schedc.compile(TWO_KERNELS, target="cuda", emit="executables", output=str(tmp_path / "ex"))
+    ptx = sorted(name for name in files if name.endswith(".ptx"))
+    assert len(ptx) == 2 and all(b".target sm_80" in files[name] for name in ptx)  # one per dispatch
+    assert sum(name.endswith(".ll") for name in files) >= 2  # the NVVM IR before PTX
     assert sorted(p.name for p in (tmp_path / "ex").iterdir()) == sorted(files)
 
 
