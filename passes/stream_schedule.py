@@ -2,11 +2,11 @@
 
 Per function: each kernel's time from the roofline cost model (`schedc.costs`), the
 memory-aware order (memory-order's, when it ran before; else found as memory-order finds it)
-as the fallback, then a list schedule on
-`streams` streams (`schedc.waves`). Its waves become the op order, wave by wave; IREE's own
-waves are turned off for the function, and the stream-phase pass stream-waves (which follows
-this one: its registry entry says so) makes each wave one `stream.async.concurrent`, so the module's
-`stream.cmd.concurrent` groups are schedc's. Kernels get `sched.wave` and `sched.stream`; the
+as the fallback, then a list schedule on `streams` streams (`schedc.waves`). Its waves become
+the op order, wave by wave; IREE's own waves are turned off for the function, and the
+stream-phase pass stream-waves (which follows this one: its registry entry says so) makes each
+wave one `stream.async.concurrent`, so the module's `stream.cmd.concurrent` groups are
+schedc's. Kernels get `sched.wave` and `sched.stream`; the
 function gets `sched.waves`, each flow.dispatch's wave in order, for stream-waves.
 
     mode=min-memory        one kernel at a time, in the memory-aware order

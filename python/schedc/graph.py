@@ -110,7 +110,9 @@ class KernelGraph:
         `step_of` maps a node to its step (default: its position in the order)."""
         order = self.program_order() if order is None else order
         transient = {b.id for b in self.buffers if b.transient}
-        touches = ((step_of[n] if step_of else step, self.nodes[n].defines + self.nodes[n].uses) for step, n in enumerate(order))
+        touches = (
+            (step_of[n] if step_of else step, self.nodes[n].defines + self.nodes[n].uses) for step, n in enumerate(order)
+        )
         return {b: span for b, span in ranges(touches).items() if b in transient}
 
     def intervals(self, order: list[int] | None = None, step_of=None) -> list[tuple[int, int, int]]:

@@ -3,12 +3,12 @@
 Every strategy returns a topological order of all the graph's nodes; `best_order` runs them and
 keeps the lowest estimated peak, never worse than program order.
 
-The memory model is `schedc.liveness` (last-use freeing): while a node runs, the transients it defines and
-every transient defined earlier that still has a user to come are alive. Nodes that define no
-transient ("free" nodes: views, in-place updates, result producers, imports) never raise the
-live bytes when they run, and running them as soon as they are ready only ends lifetimes
-sooner, so every strategy below except program order runs them eagerly. That also keeps the
-exact search small: its states are the sets of scheduled nodes that allocate.
+The memory model is `schedc.liveness` (last-use freeing): while a node runs, the transients it
+defines and every transient defined earlier that still has a user to come are alive. Nodes that
+define no transient ("free" nodes: views, in-place updates, result producers, imports) never
+raise the live bytes when they run, and running them as soon as they are ready only ends
+lifetimes sooner, so every strategy below except program order runs them eagerly. That also
+keeps the exact search small: its states are the sets of scheduled nodes that allocate.
 """
 
 from __future__ import annotations
