@@ -48,9 +48,10 @@ def bench_models():
 def measure_model(name: str, factory, work: Path) -> dict:
     import schedc
     from schedc.driver import CompileOptions, compile_with_options
-    from schedc.iree_tools import run_iree_opt
+    from schedc.iree_ir import packs
+    from schedc.iree_tools import run_iree_tool
+    from schedc.irio import read_module
     from schedc.phases import pipeline_until
-    from schedc.stream_ir import packed_regions
     from schedc.targets import resolve_target
 
     model, args = factory()
@@ -62,8 +63,8 @@ def measure_model(name: str, factory, work: Path) -> dict:
     order, iree = entry["memory-order"], entry["iree_transient_bytes"]
     allocated = work / f"{name}.allocation.mlir"
     (scheduled,) = (work / name).glob("*-flow-schedc.mlir")
-    run_iree_opt([str(scheduled), f"--pass-pipeline={pipeline_until('stream')}", "-o", str(allocated)], what="IREE's allocation")
-    iree_load = max((r.load for r in packed_regions(allocated.read_text()) if r.function == function), default=0)
+    run_iree_tool("iree-opt", [str(scheduled), f"--pass-pipeline={pipeline_until('stream')}", "-o", str(allocated)], what="IREE's allocation")
+    iree_load = max((p.load for p in packs(read_module(allocated)) if p.function == function), default=0)
     arenas = full.report["functions"][function].get("arena-plan", [])
     module_bytes = full.report["functions"][function]["iree_transient_bytes"]["with_schedc"]
     return {

@@ -56,7 +56,8 @@ def prepare(folder: Path) -> None:
 
     import schedc
     from schedc.driver import CompileOptions, compile_with_options
-    from schedc.stream_ir import concurrent_groups, transient_allocations
+    from schedc.iree_ir import concurrent_groups, transient_allocations
+    from schedc.irio import read_module
     from schedc.targets import resolve_target
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -75,11 +76,11 @@ def prepare(folder: Path) -> None:
                 result = compile_with_options(mlir, options)
                 path = folder / f"{name}.{variant}.{execution}.vmfb"
                 path.write_bytes(result.output)
-                stream = (folder / "phases" / f"{name}.{variant}.{execution}" / result.phases["stream"].name).read_text()
+                stream = read_module(folder / "phases" / f"{name}.{variant}.{execution}" / result.phases["stream"].name)
                 schedule = result.records.get("stream-schedule", {}).get("forward$async", {})
                 manifest[f"{name}.{variant}.{execution}"] = {
                     "model": name, "variant": variant, "execution": execution,
-                    "transient_bytes": sum(transient_allocations(stream).get("forward$async", [])),
+                    "transient_bytes": sum(s or 0 for s in transient_allocations(stream).get("forward$async", [])),
                     "concurrent_groups": concurrent_groups(stream).get("forward$async", []),
                     "estimated_makespan_us": schedule.get("estimated_makespan_us"),
                     "estimated_peak_bytes": schedule.get("estimated_peak_bytes"),

@@ -1,7 +1,6 @@
 """The `sched` vocabulary: attributes schedc's passes write on IR (see sched.md)."""
 
 from .sched import (
-    ALL,
     ARENA_LOAD,
     ARENA_METHOD,
     ARENA_OFFSETS,
@@ -14,4 +13,4 @@ from .sched import (
     SchedAttr,
 )
 
-__all__ = ["ALL", "ARENA_LOAD", "ARENA_METHOD", "ARENA_OFFSETS", "ARENA_SIZE", "POSITION", "STRATEGY", "STREAM", "WAVE", "WAVES", "SchedAttr"]
+__all__ = ["ARENA_LOAD", "ARENA_METHOD", "ARENA_OFFSETS", "ARENA_SIZE", "POSITION", "STRATEGY", "STREAM", "WAVE", "WAVES", "SchedAttr"]

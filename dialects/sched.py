@@ -44,10 +44,6 @@ class SchedAttr:
             else:
                 op.attributes[self.name] = ir.StringAttr.get(str(value))
 
-    def remove(self, op: ir.Operation) -> None:
-        if self.name in op.operation.attributes:
-            del op.operation.attributes[self.name]
-
 
 POSITION = SchedAttr("sched.position", "int", "a kernel's position in the chosen order")
 STRATEGY = SchedAttr("sched.strategy", "str", "on a function: the ordering strategy that won")
@@ -61,5 +57,3 @@ ARENA_OFFSETS = SchedAttr("sched.arena_offsets", "ints", "on a transient alloca:
 KERNEL_TIME_US = SchedAttr("sched.kernel_time_us", "float", "on an executable's entry function: its measured time")
 
 WAVES = SchedAttr("sched.waves", "ints", "on a function: each flow.dispatch's wave, in order")
-
-ALL = (POSITION, STRATEGY, STREAM, WAVE, WAVES, ARENA_SIZE, ARENA_LOAD, ARENA_METHOD, ARENA_OFFSETS, KERNEL_TIME_US)

@@ -20,12 +20,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from iree.compiler import ir
-from iree.compiler.dialects import arith
-
 from schedc.arena import Slice, plan_arena, verify
 from schedc.dialects.sched import ARENA_LOAD, ARENA_METHOD, ARENA_OFFSETS, ARENA_SIZE
-from schedc.extract import ops_named
+from schedc.iree_ir import Pack, packs
 
 from ._base import PassInfo
 
@@ -42,77 +39,45 @@ class Options:
             raise ValueError(f"alignment must be a power of two, got {self.alignment}")
 
 
-def _constant_index(value: ir.Value) -> int | None:
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
-        return None
-    return ir.IntegerAttr(owner.attributes["value"]).value
-
-
-def _function_name(op: ir.Operation) -> str:
-    parent = op.parent
-    while parent is not None and parent.name not in ("util.func", "util.initializer", "func.func"):
-        parent = parent.parent
-    if parent is None or "sym_name" not in parent.attributes:
-        return "util.initializer"  # as schedc.stream_ir names them
-    return ir.StringAttr(parent.attributes["sym_name"]).value
-
-
-def read_slices(pack: ir.Operation) -> tuple[list[Slice] | None, str]:
-    """The pack's slices, or None and why they cannot be planned."""
-    view = pack.opview
-    if view.offset is not None and _constant_index(view.offset) != 0:
-        return None, "the pack has a dynamic base offset"
-    bounds = [ir.IntegerAttr(a).value for a in ir.ArrayAttr(pack.attributes["lifetime_intervals"])]
-    sizes = [_constant_index(v) for v in view.dynamic_slice_sizes]
-    if any(s is None for s in sizes):
-        return None, f"{sum(s is None for s in sizes)} of its {len(sizes)} slices have dynamic sizes"
-    return [Slice(bounds[2 * i], bounds[2 * i + 1], size) for i, size in enumerate(sizes)], ""
-
-
-def apply_plan(pack: ir.Operation, offsets, total: int) -> None:
-    """Replaces the pack's results with constants and erases it."""
-    view = pack.opview
-    with ir.InsertionPoint(pack), pack.location:
-        index = ir.IndexType.get()
-        base = _constant_index(view.offset) if view.offset is not None else 0
-        view.total_length.replace_all_uses_with(arith.ConstantOp(index, base + total).result)
-        for value, offset in zip(view.packed_offsets, offsets):
-            value.replace_all_uses_with(arith.ConstantOp(index, base + offset).result)
-    pack.erase()
+def why_not_planned(pack: Pack) -> str:
+    """Why schedc cannot plan a pack's offsets; empty when it can."""
+    if pack.base_offset != 0:
+        return "the pack has a dynamic base offset"
+    if pack.dynamic_slices:
+        return f"{pack.dynamic_slices} of its {len(pack.slices)} slices have dynamic sizes"
+    return ""
 
 
 def arena_plan(module, pass_, options: Options, context) -> None:
     records = context.records.setdefault("arena-plan", {})
-    for region, pack in enumerate(ops_named(module, "stream.resource.pack")):
-        allocas = [u.owner for u in pack.opview.total_length.uses if u.owner.name == "stream.resource.alloca"]
-        if not any("transient" in str(a.results[0].type) for a in allocas):
+    for region, pack in enumerate(packs(module)):
+        if not pack.allocas:
             continue  # constants and other lifetimes: not the transient arena
-        function = _function_name(pack)
-        slices, why = read_slices(pack)
-        if slices is None:
+        why = why_not_planned(pack)
+        if why:
             if options.strict:
-                pack.location.emit_error(f"arena-plan cannot plan this pack: {why}")
+                pack.op.location.emit_error(f"arena-plan cannot plan this pack: {why}")
                 pass_.signal_pass_failure()
                 return
-            context.warn(pack.location, f"arena-plan left IREE's packing in place: {why}")
+            context.warn(pack.op.location, f"arena-plan left IREE's packing in place: {why}")
             continue
+        slices = [Slice(*s) for s in pack.slices]
         started = time.perf_counter()
         report = plan_arena(slices, options.alignment, options.time_limit)
         seconds = time.perf_counter() - started
         if options.verify or context.verify:
             problems = verify(slices, report.plan.offsets, options.alignment, report.plan.size)
             if problems:
-                pack.location.emit_error(f"arena-plan made an invalid plan: {problems[0]}")
+                pack.op.location.emit_error(f"arena-plan made an invalid plan: {problems[0]}")
                 pass_.signal_pass_failure()
                 return
-        for alloca in allocas:
+        for alloca in pack.allocas:
             ARENA_SIZE.set(alloca, report.plan.size)
             ARENA_LOAD.set(alloca, report.load)
             ARENA_METHOD.set(alloca, report.plan.method)
             ARENA_OFFSETS.set(alloca, report.plan.offsets)
-        apply_plan(pack, report.plan.offsets, report.plan.size)
-        records.setdefault(function, []).append({
+        pack.replace(report.plan.offsets, report.plan.size)
+        records.setdefault(pack.function, []).append({
             "region": region,
             "slices": len(slices),
             "load_bytes": report.load,

@@ -18,17 +18,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from iree.compiler import ir
-
 from schedc.dialects.sched import POSITION, STRATEGY
-from schedc.extract import body_ops, build_kernel_graph, function_ops
-from schedc.ordering import STRATEGIES, OrderLimits, best_order
+from schedc.extract import build_kernel_graph
+from schedc.graph import KernelGraph
+from schedc.iree_ir import body_ops, function_ops, is_kernel, serialize_partitioning
+from schedc.ordering import STRATEGIES, OrderDecision, OrderLimits, best_order
 
 from ._base import PassInfo
-
-
-# IREE's partitioning config without concurrent waves ("debug" is IREE's name for it).
-SERIAL_PARTITIONING = '#stream.partitioning_config<"debug">'
 
 
 @dataclass(frozen=True)
@@ -64,23 +60,24 @@ def memory_order(module, pass_, options: Options, context) -> None:
             continue
         decision = best_order(graph, options.strategy, limits)
         apply_order(func, decision.order)
-        ops = body_ops(func)
-        kernels = [op for op in ops if op.name == "flow.dispatch" or op.name.startswith("flow.tensor.")]
-        for position, op in enumerate(kernels):
+        for position, op in enumerate(op for op in body_ops(func) if is_kernel(op)):
             POSITION.set(op, position)
         STRATEGY.set(func, decision.strategy)
         if options.serialize:
-            with func.context:
-                func.attributes["stream.partitioning"] = ir.Attribute.parse(SERIAL_PARTITIONING)
-        records[graph.function] = {
-            "kernels": len(graph.kernels),
-            "strategy": decision.strategy,
-            "program_peak_bytes": decision.program_peak,
-            "peak_bytes": decision.peak,
-            "optimum_bytes": decision.optimum,
-            "strategy_peaks": decision.peaks,
-            "pass_seconds": round(time.perf_counter() - started, 4),
-        }
+            serialize_partitioning(func)
+        records[graph.function] = record(graph, decision) | {"pass_seconds": round(time.perf_counter() - started, 4)}
+
+
+def record(graph: KernelGraph, decision: OrderDecision) -> dict:
+    """What the report keeps of a function's order."""
+    return {
+        "kernels": len(graph.kernels),
+        "strategy": decision.strategy,
+        "program_peak_bytes": decision.program_peak,
+        "peak_bytes": decision.peak,
+        "optimum_bytes": decision.optimum,
+        "strategy_peaks": decision.peaks,
+    }
 
 
 PASS = PassInfo(

@@ -14,8 +14,9 @@ peak of live transient bytes when the kernels run in program order. The IR is le
 
 from __future__ import annotations
 
-from schedc.extract import build_kernel_graph, function_ops
+from schedc.extract import build_kernel_graph
 from schedc.graph import KernelGraph
+from schedc.iree_ir import function_ops
 
 from ._base import PassInfo
 

@@ -2,11 +2,11 @@
 
 Per function: each kernel's time from the roofline cost model (`schedc.costs`), the
 memory-aware order (memory-order's, when it ran before; else found as memory-order finds it)
-as the fallback, then a list schedule on
-`streams` streams (`schedc.waves`). Its waves become the op order, wave by wave; IREE's own
-waves are turned off for the function, and the stream-phase pass stream-waves (which follows
-this one: its registry entry says so) makes each wave one `stream.async.concurrent`, so the module's
-`stream.cmd.concurrent` groups are schedc's. Kernels get `sched.wave` and `sched.stream`; the
+as the fallback, then a list schedule on `streams` streams (`schedc.waves`). Its waves become
+the op order, wave by wave; IREE's own waves are turned off for the function, and the
+stream-phase pass stream-waves (which follows this one: its registry entry says so) makes each
+wave one `stream.async.concurrent`, so the module's `stream.cmd.concurrent` groups are
+schedc's. Kernels get `sched.wave` and `sched.stream`; the
 function gets `sched.waves`, each flow.dispatch's wave in order, for stream-waves.
 
     mode=min-memory        one kernel at a time, in the memory-aware order
@@ -22,17 +22,24 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
-from schedc.costs import PEAKS, executable_functions, node_cost
+from schedc.costs import PEAKS, node_cost
 from schedc.dialects.sched import STRATEGY, STREAM, WAVE, WAVES
-from schedc.extract import body_ops, build_kernel_graph, function_ops
+from schedc.extract import build_kernel_graph
+from schedc.iree_ir import (
+    body_ops,
+    executable_bodies,
+    function_ops,
+    is_dispatch,
+    is_fill,
+    may_write_in_place,
+    serialize_partitioning,
+    update_of,
+)
 from schedc.ordering import best_order
 from schedc.waves import MODES, schedule
 
 from ._base import PassInfo
-from .memory_order import SERIAL_PARTITIONING, apply_order
-
-_IN_PLACE_FILL_USERS = ("flow.dispatch", "flow.tensor.update")
-_FILLS = ("flow.tensor.splat", "flow.tensor.empty")
+from .memory_order import apply_order
 
 
 @dataclass(frozen=True)
@@ -57,14 +64,14 @@ def split_shared_fills(func) -> None:
     """Gives every in-place writer of a shared fill (splat, empty) a fill of its own, just
     before it: what IREE's copy-on-write would do, but where the schedule wants it."""
     for op in body_ops(func):
-        if op.name not in _FILLS:
+        if not is_fill(op):
             continue
         uses = [(use.owner, use.operand_number) for use in op.results[0].uses]
         if len(uses) < 2:
             continue
         for owner, index in uses[1:]:
             owner = owner.operation
-            if owner.name not in _IN_PLACE_FILL_USERS:
+            if not may_write_in_place(owner):
                 continue
             clone = op.clone(ir.InsertionPoint(owner))
             owner.operands[index] = clone.results[0]
@@ -75,7 +82,7 @@ def stream_schedule(module, pass_, options: Options, context) -> None:
     target = options.target or getattr(context, "target", "") or "cuda"
     peaks = PEAKS[target]
     max_wave = 32 if target == "cuda" else 64
-    bodies = executable_functions(module)
+    bodies = executable_bodies(module)
     for func in function_ops(module):
         started = time.perf_counter()
         split_shared_fills(func)
@@ -86,7 +93,7 @@ def stream_schedule(module, pass_, options: Options, context) -> None:
         # Fills are scheduled with the kernel that writes into them (see schedc.waves).
         # An update IREE writes in place (source and target one buffer) copies nothing.
         seconds = [
-            0.0 if op.name in _FILLS or (op.name == "flow.tensor.update" and len(node.uses) <= 1)
+            0.0 if node.fill or (update_of(op) is not None and len(node.uses) <= 1)
             else node_cost(op, bodies).seconds(peaks)
             for op, node in zip(ops, graph.nodes)
         ]
@@ -102,11 +109,9 @@ def stream_schedule(module, pass_, options: Options, context) -> None:
                 WAVE.set(ops[n], w)
                 STREAM.set(ops[n], stream_of.get(n, 0))
         # For stream-waves: each dispatch's wave in the new order (IREE keeps function attributes).
-        dispatches = [n for n in plan.order if ops[n].name == "flow.dispatch"]
+        dispatches = [n for n in plan.order if is_dispatch(ops[n])]
         WAVES.set(func, [wave_of.get(n, -1) for n in dispatches])
-        with func.context:
-            # IREE's own waves stay off: stream-waves builds schedc's in the stream phase.
-            func.attributes["stream.partitioning"] = ir.Attribute.parse(SERIAL_PARTITIONING)
+        serialize_partitioning(func)  # IREE's own waves stay off: stream-waves builds schedc's
         timeline: dict[int, list] = {}
         for slot in plan.slots:
             timeline.setdefault(slot.stream, []).append(

@@ -18,32 +18,18 @@ from iree.compiler import ir
 from iree.compiler.dialects import stream
 
 from schedc.dialects.sched import WAVES
-from schedc.extract import ops_named
+from schedc.iree_ir import (
+    async_tied_operand,
+    function_name,
+    function_ops,
+    is_async_dispatch,
+    is_fill,
+    is_resource,
+    ops_named,
+    resource_size,
+)
 
 from ._base import PassInfo
-
-
-def _is_resource(value: ir.Value) -> bool:
-    return str(value.type).startswith("!stream.resource")
-
-
-def _size_of(value: ir.Value, users) -> ir.Value:
-    """The SSA size of a resource, from an op that defines or uses it with its size."""
-    owner = value.owner
-    if not isinstance(owner, ir.Block):
-        view = owner.opview
-        if owner.name == "stream.async.dispatch":
-            return list(view.result_sizes)[list(owner.results).index(value)]
-        if owner.name == "stream.async.splat":
-            return view.result_size
-    for user in users:
-        view = user.opview
-        if user.name == "stream.async.dispatch":
-            resources = [v for v in view.resource_operands if _is_resource(v)]
-            for operand, size in zip(resources, view.resource_operand_sizes):
-                if operand == value:
-                    return size
-    raise ValueError(f"no size found for {value}")
 
 
 def _inside(op: ir.Operation, region_owner: ir.Operation) -> bool:
@@ -61,27 +47,17 @@ def wrap_concurrent(group: list[ir.Operation]) -> ir.Operation:
     captured: list[ir.Value] = []
     for op in group:
         for operand in op.operands:
-            if _is_resource(operand) and (isinstance(operand.owner, ir.Block) or operand.owner not in members) and operand not in captured:
+            if is_resource(operand) and (isinstance(operand.owner, ir.Block) or operand.owner not in members) and operand not in captured:
                 captured.append(operand)
     escaping: list[ir.Value] = []
     for op in group:
         for result in op.results:
             if any(use.owner.operation not in members for use in result.uses):
                 escaping.append(result)
-    captured_sizes = [_size_of(v, group) for v in captured]
-    escaping_sizes = [_size_of(v, group) for v in escaping]
-    tied = []
-    for value in escaping:
-        index = -1
-        owner = value.owner
-        if owner.name == "stream.async.dispatch" and "tied_operands" in owner.attributes:
-            ties = [ir.IntegerAttr(a).value for a in ir.ArrayAttr(owner.attributes["tied_operands"])]
-            position = list(owner.results).index(value)
-            if position < len(ties) and ties[position] >= 0:
-                source = list(owner.opview.resource_operands)[ties[position]]
-                if source in captured:
-                    index = captured.index(source)
-        tied.append(index)
+    captured_sizes = [resource_size(v, group) for v in captured]
+    escaping_sizes = [resource_size(v, group) for v in escaping]
+    sources = [async_tied_operand(value) for value in escaping]
+    tied = [captured.index(source) if source is not None and source in captured else -1 for source in sources]
     with ir.InsertionPoint(group[0]), group[0].location:
         tied_attr = ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IndexType.get(), t) for t in tied]) if any(t >= 0 for t in tied) else None
         wave = stream.AsyncConcurrentOp([v.type for v in escaping], captured, captured_sizes, escaping_sizes, tied_operands=tied_attr)
@@ -107,13 +83,13 @@ def _waves_of_execute(execute: ir.Operation, waves_left: list[int]) -> list[list
     ops = [op.operation for op in body.operations]
     wave_of: dict = {}
     for op in ops:
-        if op.name == "stream.async.dispatch":
+        if is_async_dispatch(op):
             if not waves_left:
                 return None
             wave_of[op] = waves_left.pop(0)
     # A fill joins the wave before the first wave that writes into it.
     for op in ops:
-        if op.name == "stream.async.splat":
+        if is_fill(op):
             consumers = [wave_of[u.owner.operation] for u in op.results[0].uses if u.owner.operation in wave_of]
             if consumers and min(consumers) > 0:
                 wave_of[op] = min(consumers) - 1
@@ -126,9 +102,9 @@ def _waves_of_execute(execute: ir.Operation, waves_left: list[int]) -> list[list
 
 def _make_contiguous(group: list[ir.Operation]) -> bool:
     """Moves fills next to the rest of their wave; False if other ops sit in between."""
-    anchor = next(op for op in group if op.name != "stream.async.splat")
+    anchor = next(op for op in group if not is_fill(op))
     for op in group:
-        if op.name == "stream.async.splat":
+        if is_fill(op):
             op.move_before(anchor)
     ordered = sorted(group, key=lambda op: _position(op))
     positions = [_position(op) for op in ordered]
@@ -145,11 +121,10 @@ def _position(op: ir.Operation) -> int:
 
 def stream_waves(module, pass_, options, context) -> None:
     records = context.records.setdefault("stream-waves", {})
-    for func in module.regions[0].blocks[0].operations:
-        func = func.operation
-        if func.name != "util.func" or WAVES.get(func) is None:
+    for func in function_ops(module):
+        if WAVES.get(func) is None:
             continue
-        name = ir.StringAttr(func.attributes["sym_name"]).value
+        name = function_name(func)
         waves_left = list(WAVES.get(func))
         realized, planned = [], 0
         for execute in ops_named(func, "stream.async.execute"):

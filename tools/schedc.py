@@ -16,30 +16,34 @@ from schedc.errors import SchedcError
 
 
 def compile_parser() -> argparse.ArgumentParser:
+    """The options of `schedc.compile`, one for one (each `dest` is its keyword)."""
+    from schedc.driver import EMIT_KINDS, EXECUTIONS
+
     p = argparse.ArgumentParser(
         prog="schedc",
         description="Compile MLIR (torch, linalg, stablehlo, tosa) with IREE and schedc's scheduling passes.",
         epilog="other commands: 'schedc import FILE.py:FACTORY -o model.mlir', 'schedc run MODULE.vmfb ...', 'schedc tune ...'",
     )
-    p.add_argument("input", help="an .mlir file")
+    p.add_argument("input_file", metavar="input", help="an .mlir file (text or bytecode)")
     p.add_argument("--target", default="llvm-cpu", help="llvm-cpu (default, the host CPU), cuda, rocm or vulkan")
-    p.add_argument("-o", "--output", help="output file (default: INPUT stem + .vmfb, or .<phase>.mlir with --emit)")
+    p.add_argument("-o", "--output", help="output file (default: INPUT stem + .vmfb, .<phase>.mlir with --emit, or the folder .executables)")
     p.add_argument("--passes", help="schedc's pass pipeline, e.g. print-kernel-graph (default: schedc's pipeline)")
-    p.add_argument("--no-schedc-passes", action="store_true", help="IREE alone, for comparison")
-    p.add_argument("--emit", default="vmfb", choices=("flow", "stream", "hal", "vmfb"), help="write this phase instead of the module")
-    p.add_argument("--dump-phases", metavar="DIR", help="write every phase's IR into DIR")
+    p.add_argument("--no-schedc-passes", dest="schedc_passes", action="store_false", help="IREE alone, for comparison")
+    p.add_argument("--emit", default="vmfb", choices=EMIT_KINDS,
+                   help="write this phase's IR, each dispatch's code (LLVM IR, PTX, HSACO, SPIR-V) into a folder, or the module")
+    p.add_argument("--dump-phases", metavar="DIR", help="write every file of the compile into DIR, numbered in the order they are made")
     p.add_argument("--cuda-arch", help="CUDA target (default sm_80)")
     p.add_argument("--rocm-arch", help="ROCm target (default gfx942)")
     p.add_argument("--vulkan-target", help="Vulkan target (default ampere)")
     p.add_argument("--cpu", help="CPU to generate code for (default host)")
     p.add_argument("--report", metavar="PATH.json", help="write what schedc decided and IREE's transient bytes with and without it")
     p.add_argument("--summary", action="store_true", help="print a short summary of the report")
-    p.add_argument("--verify-plan", action="store_true", help="check every arena plan: no shared bytes between live slices, alignment")
-    p.add_argument("--no-tuning", action="store_true", help="cuda/rocm: keep IREE's own kernel configs (no kernel-config pass)")
+    p.add_argument("--verify-plan", action="store_true", help="check every plan passes make, e.g. no shared bytes between live slices")
+    p.add_argument("--execution", default="streams", choices=EXECUTIONS, help="streams: IREE's per-call submission; graphs: command buffers recorded once over static buffers and replayed (CUDA graphs on cuda/hip)")
+    p.add_argument("--batch-buckets", type=_buckets, default=(), metavar="1,2,4,8", help="one static copy of the model per batch size (needs an input of dynamic batch: schedc import --dynamic-batch); a call runs the smallest bucket that holds its batch")
+    p.add_argument("--no-tuning", dest="tuning", action="store_false", help="cuda/rocm: keep IREE's own kernel configs (no kernel-config pass)")
     p.add_argument("--kernel-db", metavar="DB.json", help="cuda/rocm: kernel configs from this database instead of the built-in one")
-    p.add_argument("--execution", default="streams", choices=("streams", "graphs"), help="streams: IREE's per-call submission; graphs: command buffers recorded once over static buffers and replayed (CUDA graphs on cuda/hip)")
-    p.add_argument("--batch-buckets", metavar="1,2,4,8", help="one static copy of the model per batch size (needs an input of dynamic batch: schedc import --dynamic-batch); a call runs the smallest bucket that holds its batch")
-    p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="an extra flag for iree-compile (repeatable)")
+    p.add_argument("--iree-flag", dest="iree_flags", action="append", default=[], metavar="FLAG", help="an extra flag for iree-compile (repeatable)")
     return p
 
 
@@ -75,6 +79,15 @@ def _tune_target_options(p) -> None:
     p.add_argument("--repeat", type=int, default=50, help="dispatches per benchmark call")
     p.add_argument("--jobs", type=int, default=0, help="parallel compiles (default: all cores)")
     p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="an extra flag for iree-compile (repeatable)")
+
+
+def _buckets(text: str) -> tuple[int, ...]:
+    from schedc.buckets import parse_buckets
+
+    try:
+        return parse_buckets(text)
+    except SchedcError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def import_parser() -> argparse.ArgumentParser:
@@ -116,37 +129,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_compile(args) -> int:
-    from schedc.buckets import parse_buckets
-    from schedc.driver import CompileOptions, compile_with_options
-    from schedc.irio import write_atomically
-    from schedc.report import summary_lines, write_report
-    from schedc.targets import resolve_target
+    from schedc.driver import compile
 
-    input_path = Path(args.input)
-    output = args.output or str(Path(input_path.stem + (".vmfb" if args.emit == "vmfb" else f".{args.emit}.mlir")))
-    target = resolve_target(args.target, cuda_arch=args.cuda_arch, rocm_arch=args.rocm_arch, vulkan_target=args.vulkan_target, cpu=args.cpu)
-    options = CompileOptions(
-        target,
-        passes=args.passes,
-        schedc_passes=not args.no_schedc_passes,
-        emit=args.emit,
-        dump_phases=args.dump_phases,
-        iree_flags=tuple(args.iree_flag),
-        report=bool(args.report or args.summary),
-        verify_plan=args.verify_plan,
-        execution=args.execution,
-        tuning=not args.no_tuning,
-        kernel_db=args.kernel_db,
-        batch_buckets=parse_buckets(args.batch_buckets) if args.batch_buckets else (),
-    )
-    result = compile_with_options(str(input_path), options)
-    write_atomically(output, result.output)
-    if args.report:
-        write_report(args.report, result.report)
-    if args.summary:
-        print("\n".join(summary_lines(result.report)))
-    if output != "-":
-        print(f"wrote {output}", file=sys.stderr)
+    options = vars(args)
+    if not options["output"]:
+        stem = Path(args.input_file).stem
+        options["output"] = {"vmfb": f"{stem}.vmfb", "executables": f"{stem}.executables"}.get(args.emit, f"{stem}.{args.emit}.mlir")
+    compile(**options)
+    if options["output"] != "-":
+        print(f"wrote {options['output']}", file=sys.stderr)
     return 0
 
 

@@ -24,6 +24,8 @@ import sys
 import time
 from dataclasses import dataclass
 
+from .liveness import peak
+
 
 @dataclass(frozen=True)
 class Slice:
@@ -57,16 +59,7 @@ def align(value: int, alignment: int) -> int:
 
 def load(slices: list[Slice], alignment: int = 1) -> int:
     """The most (aligned) bytes alive at one time."""
-    events: dict[int, int] = {}
-    for s in slices:
-        size = align(s.size, alignment)
-        events[s.start] = events.get(s.start, 0) + size
-        events[s.end + 1] = events.get(s.end + 1, 0) - size
-    live = best = 0
-    for t in sorted(events):
-        live += events[t]
-        best = max(best, live)
-    return best
+    return peak((s.start, s.end, align(s.size, alignment)) for s in slices)
 
 
 def verify(slices: list[Slice], offsets, alignment: int = 1, arena_size: int | None = None) -> list[str]:
@@ -91,7 +84,7 @@ def verify(slices: list[Slice], offsets, alignment: int = 1, arena_size: int | N
     return problems
 
 
-def _conflicts(slices: list[Slice]) -> list[list[int]]:
+def conflicts_of(slices: list[Slice]) -> list[list[int]]:
     """For each slice, the slices whose lifetimes overlap it (sweep over start times)."""
     result: list[list[int]] = [[] for _ in slices]
     by_start = sorted(range(len(slices)), key=lambda i: (slices[i].start, i))
@@ -130,7 +123,7 @@ def iree_layout(slices: list[Slice], alignment: int) -> Plan:
     return Plan(tuple(offsets), align(highwater, alignment), "iree")
 
 
-def _best_fit(slices: list[Slice], order: list[int], conflicts, alignment: int, method: str) -> Plan:
+def best_fit(slices: list[Slice], order: list[int], conflicts, alignment: int, method: str) -> Plan:
     """Places slices in `order`, each in the smallest gap left by the conflicting slices
     placed so far (lowest offset on ties), else on top of them."""
     offsets: list[int | None] = [None] * len(slices)
@@ -148,35 +141,16 @@ def _best_fit(slices: list[Slice], order: list[int], conflicts, alignment: int, 
     return Plan(tuple(offsets), align(top, alignment), method)
 
 
-def by_size(slices, conflicts):
-    return sorted(range(len(slices)), key=lambda i: (-slices[i].size, slices[i].start, i))
-
-
-def by_lifetime(slices, conflicts):
-    return sorted(range(len(slices)), key=lambda i: (-(slices[i].end - slices[i].start), -slices[i].size, i))
-
-
-def by_conflicts(slices, conflicts):
+def greedy_orders(slices: list[Slice], conflicts) -> dict[str, list[int]]:
+    """The orders the greedy methods place slices in: by size, by longest lifetime, and by
+    the bytes of the slices they conflict with (largest first)."""
     weight = [sum(slices[j].size for j in conflicts[i]) + slices[i].size for i in range(len(slices))]
-    return sorted(range(len(slices)), key=lambda i: (-weight[i], -slices[i].size, i))
-
-
-ORDERS = {"size": by_size, "lifetime": by_lifetime, "conflicts": by_conflicts}
-
-
-def greedy_by_size(slices, conflicts, alignment):
-    return _best_fit(slices, by_size(slices, conflicts), conflicts, alignment, "size")
-
-
-def greedy_by_lifetime(slices, conflicts, alignment):
-    return _best_fit(slices, by_lifetime(slices, conflicts), conflicts, alignment, "lifetime")
-
-
-def greedy_by_conflicts(slices, conflicts, alignment):
-    return _best_fit(slices, by_conflicts(slices, conflicts), conflicts, alignment, "conflicts")
-
-
-HEURISTICS = (greedy_by_size, greedy_by_lifetime, greedy_by_conflicts)
+    every = range(len(slices))
+    return {
+        "size": sorted(every, key=lambda i: (-slices[i].size, slices[i].start, i)),
+        "lifetime": sorted(every, key=lambda i: (-(slices[i].end - slices[i].start), -slices[i].size, i)),
+        "conflicts": sorted(every, key=lambda i: (-weight[i], -slices[i].size, i)),
+    }
 
 
 def local_search(slices, conflicts, alignment: int, order: list[int], target: int, deadline: float, seed: int = 0) -> Plan:
@@ -184,13 +158,13 @@ def local_search(slices, conflicts, alignment: int, order: list[int], target: in
     result when its arena is no larger; stop at `target` (LOAD) or the deadline."""
     rng = random.Random(seed)
     best_order = list(order)
-    best = _best_fit(slices, best_order, conflicts, alignment, "search")
+    best = best_fit(slices, best_order, conflicts, alignment, "search")
     while best.size > target and time.monotonic() < deadline and len(order) > 1:
         candidate = list(best_order)
         for _ in range(rng.randint(1, 6)):
             a, b = rng.randrange(len(candidate)), rng.randrange(len(candidate))
             candidate[a], candidate[b] = candidate[b], candidate[a]
-        plan = _best_fit(slices, candidate, conflicts, alignment, "search")
+        plan = best_fit(slices, candidate, conflicts, alignment, "search")
         if plan.size <= best.size:
             best, best_order = plan, candidate
     return best
@@ -260,13 +234,11 @@ def plan_arena(slices: list[Slice], alignment: int = 64, time_limit_s: float = 0
     Where the greedy methods stay above LOAD, half the time limit goes to a local search from
     the best of them, and what is left to the exact search (up to `exact_limit` slices)."""
     started = time.monotonic()
-    conflicts = _conflicts(slices)
+    conflicts = conflicts_of(slices)
     lower = align(load(slices, alignment), alignment)
     plans = [iree_layout(slices, alignment)]
-    orders = {}
-    for name, order_of in ORDERS.items():
-        orders[name] = order_of(slices, conflicts)
-        plans.append(_best_fit(slices, orders[name], conflicts, alignment, name))
+    orders = greedy_orders(slices, conflicts)
+    plans += [best_fit(slices, order, conflicts, alignment, name) for name, order in orders.items()]
     best = min(plans, key=lambda p: p.size)
     exact_finished = None
     if best.size > lower:

@@ -9,14 +9,13 @@ are the dispatch's tensor operands and results. The decision code reads only `Ke
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from iree.compiler import ir
 
 from schedc.dialects.sched import KERNEL_TIME_US
 
-from .extract import tensor_bytes
+from .iree_ir import dispatch_name, flow_op, is_dispatch, tensor_bytes
 
 
 @dataclass(frozen=True)
@@ -70,10 +69,6 @@ class KernelCost:
         return peaks.launch_s + max(self.flops / rate, self.bytes / peaks.bandwidth)
 
 
-_ARITH = re.compile(r"^(arith|math)\.")
-_NAME_RANGES = re.compile(r"_(matmul_like|matmul|batch_matmul|conv|elementwise|reduction|generic|transpose)_((?:\d+x)*\d+)_(\w+)$")
-
-
 def _loop_ranges(op: ir.Operation) -> list[int] | None:
     """A linalg op's static loop ranges, from its indexing maps and operand shapes."""
     if "indexing_maps" not in op.attributes:
@@ -99,7 +94,7 @@ def _region_arith_ops(op: ir.Operation) -> int:
     for region in op.regions:
         for block in region.blocks:
             for inner in block.operations:
-                if _ARITH.match(inner.operation.name):
+                if inner.operation.name.startswith(("arith.", "math.")):
                     count += 1
     return max(count, 1)
 
@@ -129,52 +124,31 @@ def body_flops(func: ir.Operation) -> tuple[float, str] | None:
     return total, dtype
 
 
-def executable_functions(module: ir.Operation) -> dict[str, ir.Operation]:
-    """`@executable::@entry` -> the entry's func.func, for every flow.executable."""
-    found: dict[str, ir.Operation] = {}
-    for op in module.regions[0].blocks[0].operations:
-        op = op.operation
-        if op.name != "flow.executable":
-            continue
-        executable = ir.StringAttr(op.attributes["sym_name"]).value
-        for inner in op.regions[0].blocks[0].operations:
-            if inner.operation.name == "builtin.module":
-                for func in inner.regions[0].blocks[0].operations:
-                    if func.operation.name == "func.func":
-                        name = ir.StringAttr(func.operation.attributes["sym_name"]).value
-                        found[f"{executable}::{name}"] = func.operation
-    return found
-
-
-def _entry_key(op: ir.Operation) -> str:
-    entry = str(ir.ArrayAttr(op.attributes["entry_points"])[0])
-    return "::".join(part.lstrip("@").strip('"') for part in entry.split("::"))
-
-
-def dispatch_cost(op: ir.Operation, bodies: dict[str, ir.Operation]) -> KernelCost:
+def dispatch_cost(op: ir.Operation, bodies: dict) -> KernelCost:
     """The cost of a flow.dispatch: bytes of its tensor operands and results; FLOPs from its
-    executable's body, or from IREE's summary in its name when the body is not in the module."""
+    executable's body (`bodies`: `schedc.iree_ir.executable_bodies`), or from IREE's summary
+    in its name when the body is not in the module."""
     moved = sum(tensor_bytes(v.type) or 0 for v in list(op.operands) + list(op.results) if isinstance(v.type, ir.RankedTensorType))
-    key = _entry_key(op)
-    if key in bodies:
-        flops, dtype = body_flops(bodies[key])
-        measured = KERNEL_TIME_US.get(bodies[key])
+    entry = flow_op(op).entry
+    if entry in bodies:
+        flops, dtype = body_flops(bodies[entry])
+        measured = KERNEL_TIME_US.get(bodies[entry])
         return KernelCost(flops, moved, dtype, None if measured is None else measured * 1e-6)
-    match = _NAME_RANGES.search(key.split("::")[-1])
-    if match:
+    named = dispatch_name(entry[-1])
+    if named:
         iterations = 1
-        for r in match.group(2).split("x"):
-            iterations *= int(r)
-        factor = 2 if match.group(1) in ("matmul_like", "matmul", "batch_matmul", "conv") else 1
-        return KernelCost(factor * iterations, moved, match.group(3))
+        for r in named.ranges:
+            iterations *= r
+        factor = 2 if named.kind in ("matmul_like", "matmul", "batch_matmul", "conv") else 1
+        return KernelCost(factor * iterations, moved, named.dtype)
     return KernelCost(0.0, moved)
 
 
 def node_cost(op: ir.Operation, bodies) -> KernelCost:
     """Any kernel-graph node: dispatches by their body; copies and fills by their bytes."""
-    if op.name == "flow.dispatch":
+    if is_dispatch(op):
         return dispatch_cost(op, bodies)
-    if op.name in ("flow.tensor.reshape", "flow.tensor.bitcast") or not op.name.startswith("flow."):
+    if flow_op(op).views or not op.name.startswith("flow."):
         return KernelCost(0.0, 0.0)
     moved = sum(tensor_bytes(r.type) or 0 for r in op.results if isinstance(r.type, ir.RankedTensorType))
     return KernelCost(0.0, moved)

@@ -24,31 +24,38 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iree.compiler import ir
-
 from .errors import CompileError, SchedcError
-from .iree_tools import run_iree_compile, run_iree_opt
-from .irio import check_input_file, module_text, parse_module, printable, write_atomically
-from .phases import END, PHASES, CompileStep, Point, end_of, point_of, steps_between
+from .iree_ir import exported_functions, set_reflection, transient_allocations
+from .iree_tools import run_iree_tool
+from .irio import check_input_file, module_text, printable, read_module, write_atomically, write_folder
+from .phases import END, IREE_PHASES, PHASES, CompileStep, Point, end_of, point_of, steps_between
 from .pipeline import PassInvocation, PipelineError, complete_pipeline, parse_pipeline, run_pipeline
 from .targets import Target, resolve_target
 
 # What --emit writes: the IR at the end of one of IREE's phases (after schedc's passes of that
-# phase), or the module.
-EMIT_POINTS = {"flow": "flow", "stream": "stream", "hal": "hal", "vmfb": "end"}
+# phase), the target's code for each executable (a folder), or the module.
+EMIT_POINTS = {"flow": "flow", "stream": "stream", "hal": "hal", "executables": "hal", "vmfb": "end"}
 EMIT_KINDS = tuple(EMIT_POINTS)
+EXECUTIONS = ("streams", "graphs")
+_BYTECODE_MAGIC = b"ML\xefR"
 
 
 @dataclass(frozen=True)
 class CompileOptions:
+    """Everything a compile can be asked, the same in `schedc.compile` and on the command line
+    (each field is a keyword of `compile` and an option of `schedc`)."""
+
     target: Target
     passes: str | None = None  # None: schedc's default pipeline
     schedc_passes: bool = True
-    emit: str = "vmfb"
-    dump_phases: str | None = None
+    emit: str = "vmfb"  # one of EMIT_KINDS
+    dump_phases: str | None = None  # a folder for every file of the compile
     iree_flags: tuple[str, ...] = ()
-    report: bool = False  # also compile without schedc to the stream phase, to compare
-    verify_plan: bool = False  # check every arena plan (arena-plan{verify=true})
+    # The JSON report's path: what schedc decided, and IREE's transient bytes with and without
+    # it (this also compiles IREE alone to the stream phase).
+    report: str | None = None
+    summary: bool = False  # print a short summary of the report
+    verify_plan: bool = False  # check every plan passes make (PassContext.verify)
     # "graphs": each call replays command buffers recorded once over static buffers
     # (static-replay); CUDA/HIP run them as graphs whose concurrent waves are parallel
     # branches. The module says so (see schedc.runtime.load).
@@ -59,19 +66,25 @@ class CompileOptions:
     # One static copy of each function of dynamic batch per bucket (schedc.buckets).
     batch_buckets: tuple[int, ...] = ()
 
+    @property
+    def wants_report(self) -> bool:
+        return bool(self.report or self.summary)
+
 
 @dataclass
 class CompileResult:
-    output: bytes | str  # the .vmfb bytes, or the IR text of the emitted phase
-    phases: dict[str, Path] = field(default_factory=dict)
+    # The .vmfb bytes, the IR text of the emitted phase, or (executables) file name -> bytes.
+    output: bytes | str | dict
+    phases: dict[str, Path] = field(default_factory=dict)  # each file of the compile, by name
     records: dict = field(default_factory=dict)  # what passes recorded, for reports
     report: dict | None = None
 
 
 def compile(
-    source,
+    source=None,
     target: str | Target | None = None,
     *,
+    input_file: str | Path | None = None,
     output: str | None = None,
     passes: str | None = None,
     schedc_passes: bool = True,
@@ -82,41 +95,63 @@ def compile(
     rocm_arch: str | None = None,
     vulkan_target: str | None = None,
     cpu: str | None = None,
-    pass_output=None,
     report: str | None = None,
+    summary: bool = False,
+    verify_plan: bool = False,
     execution: str = "streams",
     tuning: bool = True,
     kernel_db: str | None = None,
     batch_buckets=(),
-) -> bytes | str:
-    """Compiles MLIR (a path, text, or a torch-mlir module) and returns the .vmfb or IR text.
+    pass_output=None,
+) -> bytes | str | dict:
+    """Compiles MLIR and returns the .vmfb bytes, the emitted phase's IR text, or (with
+    emit="executables") the bytes of each dispatch's code files by name.
 
-    With `output`, also writes it there (whole, or not at all). With `report`, writes the
-    JSON report there (see `schedc.report`). With `batch_buckets` (e.g. (1, 2, 4, 8)), a
-    model of dynamic batch gets one static copy of each function per bucket; the runtime picks
-    the smallest bucket that holds a call's batch.
+    The input is `source` or `input_file`, never guessed: a `pathlib.Path` or `input_file=` is
+    a file; a `str` is MLIR text; `bytes` are MLIR bytecode; a module object (torch-mlir's or
+    IREE's) is printed as text. With `output`, writes the result there (whole, or not at all;
+    a folder for executables); with `report`, the JSON report there; with `summary`, prints
+    the report's summary. With `batch_buckets` (e.g. (1, 2, 4, 8)), a model of dynamic batch
+    gets one static copy of each function per bucket; the runtime picks the smallest bucket
+    that holds a call's batch. `tuning=False` keeps IREE's own GPU kernel configs; `kernel_db`
+    names a kernel database instead of the built-in one. `pass_output` is where passes print
+    (default: stdout).
     """
     if not isinstance(target, Target):
         target = resolve_target(target, cuda_arch=cuda_arch, rocm_arch=rocm_arch, vulkan_target=vulkan_target, cpu=cpu)
     options = CompileOptions(
-        target, passes, schedc_passes, emit, dump_phases, tuple(iree_flags), report=bool(report), execution=execution,
-        tuning=tuning, kernel_db=kernel_db, batch_buckets=tuple(batch_buckets),
+        target, passes, schedc_passes, emit, dump_phases, tuple(iree_flags), report, summary, verify_plan, execution,
+        tuning, kernel_db, tuple(batch_buckets),
     )
-    result = compile_with_options(source, options, pass_output=pass_output)
+    result = compile_with_options(_input(source, input_file), options, pass_output=pass_output)
     if output:
-        write_atomically(output, result.output)
+        if isinstance(result.output, dict):
+            write_folder(output, result.output)
+        else:
+            write_atomically(output, result.output)
     if report:
         from .report import write_report
 
         write_report(report, result.report)
+    if summary:
+        from .report import summary_lines
+
+        print("\n".join(summary_lines(result.report)))
     return result.output
 
 
+def _input(source, input_file):
+    if (source is None) == (input_file is None):
+        raise SchedcError("compile takes one input: MLIR as `source`, or a file as `input_file=`")
+    return Path(input_file) if input_file is not None else source
+
+
 def compile_with_options(source, options: CompileOptions, pass_output=None) -> CompileResult:
+    """Compiles `source` (see `compile`); writes nothing but the dumped phases."""
     if options.emit not in EMIT_KINDS:
         raise CompileError(f"unknown --emit '{options.emit}'; valid: {', '.join(EMIT_KINDS)}")
-    if options.execution not in ("streams", "graphs"):
-        raise CompileError(f"unknown execution '{options.execution}'; valid: streams, graphs")
+    if options.execution not in EXECUTIONS:
+        raise CompileError(f"unknown execution '{options.execution}'; valid: {', '.join(EXECUTIONS)}")
     from schedc.passes import DEFAULT_PIPELINE, EXECUTION_PIPELINES, REGISTRY, PassContext
 
     pipeline_text = DEFAULT_PIPELINE if options.passes is None else options.passes
@@ -132,7 +167,10 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
         input_path = _stage_input(source, work, dump=bool(options.dump_phases))
         target_flags = options.target.iree_flags() + list(options.iree_flags)
         pass_flags = [f for i in invocations for f in REGISTRY[i.name].iree_flags]
-        steps = _Steps(work, input_path, target_flags + list(dict.fromkeys(pass_flags)), options.iree_flags)
+        # The target's code of each executable: as the module links it (--dump-phases), or one
+        # executable per dispatch (--emit=executables, where no module is made).
+        executables = "per-dispatch" if options.emit == "executables" else "linked" if options.dump_phases else None
+        steps = _Steps(work, input_path, target_flags + list(dict.fromkeys(pass_flags)), options.iree_flags, executables)
         context = PassContext(out=pass_output) if pass_output is not None else PassContext()
         context.target = options.target.name
         context.verify = options.verify_plan
@@ -143,12 +181,14 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
             steps.current = _batch_buckets(steps, target_flags, options.batch_buckets)
 
         # IREE stops at every phase with passes, and at the ends of the flow phase (the report
-        # compiles IREE alone from there, and the execution mode is recorded there) and of the
-        # stream phase (what the report reads).
+        # compiles IREE alone from there, and the execution mode is recorded there), of the
+        # stream phase (what the report reads) and, when dumping, of the hal phase.
         emitted = end_of(EMIT_POINTS[options.emit])
-        last = max(emitted, end_of("stream")) if options.report else emitted
+        last = max(emitted, end_of("stream")) if options.wants_report else emitted
         by_phase = {p.name: [i for i in invocations if REGISTRY[i.name].phase == p.name] for p in PHASES}
         stops = {end_of("flow"), end_of("stream"), emitted} | {point_of(p) for p in PHASES if by_phase[p.name]}
+        if options.dump_phases:
+            stops.add(end_of("hal"))
         output = None
         for stop in sorted(s for s in stops if s <= last):
             steps.advance(stop)
@@ -160,9 +200,12 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
                 steps.current = steps.last_file
             if stop == emitted:
                 output = steps.current
-        result.output = output.read_bytes() if output.suffix == ".vmfb" else output.read_text()
+        if options.emit == "executables":
+            result.output = {p.name: p.read_bytes() for p in sorted(steps.by_label["executables"].iterdir())}
+        else:
+            result.output = output.read_bytes() if output.suffix == ".vmfb" else output.read_text()
         result.phases = dict(steps.by_label)
-        if options.report:
+        if options.wants_report:
             flow, stream = steps.files[end_of("flow")], steps.files[end_of("stream")]
             result.report = _report(steps, flow, stream, target_flags, options, pipeline_text, result.records)
         return result
@@ -183,7 +226,7 @@ class _Steps:
     """The IR on its way through IREE and schedc's passes: where it stands in IREE's pipeline
     and the file that holds it; each step writes the next file of the work folder."""
 
-    def __init__(self, work: Path, input_path: Path, compile_flags: list[str], iree_flags):
+    def __init__(self, work: Path, input_path: Path, compile_flags: list[str], iree_flags, executables: str | None):
         self.work = work
         self.count = 1  # 0 is the input
         self.current = self.last_file = input_path
@@ -193,6 +236,7 @@ class _Steps:
         self.compile_flags = compile_flags
         # iree-opt takes only the stream phase's options of the user's IREE flags.
         self.opt_flags = [f for f in iree_flags if f.startswith("--iree-stream-")]
+        self.executables = executables  # None, "linked" or "per-dispatch": see compile_with_options
 
     def next_file(self, label: str, suffix: str = ".mlir") -> Path:
         self.last_file = self.work / f"{self.count:02d}-{label}{suffix}"
@@ -204,17 +248,29 @@ class _Steps:
         """Runs IREE from here to `stop`."""
         for step in steps_between(self.point, stop):
             if isinstance(step, CompileStep):
+                flags = self._executable_flags(step)
                 output = self.next_file(_label(step.reached), ".vmfb" if step.stop == "end" else ".mlir")
-                run_iree_compile([str(self.current), *self.compile_flags, *step.flags(), "-o", str(output)],
-                                 what=f"IREE from the {step.start} phase to the {step.stop} phase")
+                run_iree_tool("iree-compile", [str(self.current), *self.compile_flags, *flags, *step.flags(), "-o", str(output)],
+                              what=f"IREE from the {step.start} phase to the {step.stop} phase")
             else:
                 output = self.next_file(_label(step.reached))
-                run_iree_opt([str(self.current), *self.opt_flags, f"--pass-pipeline={step.pipeline}", "-o", str(output)],
-                             what=f"IREE's {step.reached.iree_phase} phase ({', '.join(step.passes)})")
+                run_iree_tool("iree-opt", [str(self.current), *self.opt_flags, f"--pass-pipeline={step.pipeline}", "-o", str(output)],
+                              what=f"IREE's {step.reached.iree_phase} phase ({', '.join(step.passes)})")
             if output.suffix == ".mlir":
                 output.write_text(printable(output.read_text()))
             self.current, self.point = output, step.reached
             self.files[step.reached] = output
+
+    def _executable_flags(self, step: CompileStep) -> list[str]:
+        """IREE's flags that write each executable's code (LLVM IR, PTX, HSACO, SPIR-V, as
+        the target gives) into a folder, for the step that generates it."""
+        generates = IREE_PHASES.index(step.start) < IREE_PHASES.index("executable-targets") <= IREE_PHASES.index(step.stop)
+        if not (self.executables and generates):
+            return []
+        folder = self.next_file("executables", "")
+        folder.mkdir()
+        flags = [f"--iree-hal-dump-executable-intermediates-to={folder}", f"--iree-hal-dump-executable-binaries-to={folder}"]
+        return flags + (["--iree-hal-link-executables=false"] if self.executables == "per-dispatch" else [])
 
     def run_passes(self, label: str, invocations, context) -> None:
         """Runs schedc passes on the current IR."""
@@ -239,8 +295,8 @@ def _batch_buckets(steps: "_Steps", target_flags, buckets) -> Path:
     buckets = check_buckets(buckets)
     source = steps.current
     lowered = steps.next_file("iree-input")
-    run_iree_compile([str(source), *target_flags, "--compile-to=input", "-o", str(lowered)], what="IREE's input phase")
-    module = parse_module(printable(lowered.read_text()), str(lowered), ir.Context())
+    run_iree_tool("iree-compile", [str(source), *target_flags, "--compile-to=input", "-o", str(lowered)], what="IREE's input phase")
+    module = read_module(lowered)
     specialize_buckets(module, buckets, str(source))
     specialized = steps.next_file("batch-buckets")
     specialized.write_text(module_text(module))
@@ -249,17 +305,9 @@ def _batch_buckets(steps: "_Steps", target_flags, buckets) -> Path:
 
 def _mark_execution(source: Path, destination: Path, execution: str) -> None:
     """Records the execution mode in the exported functions' reflection, for the runtime."""
-    module = parse_module(printable(source.read_text()), str(source), ir.Context())
-    with module.context:
-        for op in module.regions[0].blocks[0].operations:
-            op = op.operation
-            if op.name == "util.func" and "iree.abi.stub" in op.attributes:
-                entries = {}
-                if "iree.reflection" in op.attributes:
-                    old = ir.DictAttr(op.attributes["iree.reflection"])
-                    entries = {old[i].name: old[i].attr for i in range(len(old))}
-                entries["schedc.execution"] = ir.StringAttr.get(execution)
-                op.attributes["iree.reflection"] = ir.DictAttr.get(entries)
+    module = read_module(source)
+    for func in exported_functions(module):
+        set_reflection(func, "schedc.execution", execution)
     destination.write_text(module_text(module))
 
 
@@ -267,7 +315,7 @@ def _run_schedc_passes(source: Path, destination: Path, invocations, context) ->
     """Runs schedc passes on one phase's file and writes the result."""
     from schedc.passes import REGISTRY
 
-    module = parse_module(printable(source.read_text()), str(source), ir.Context())
+    module = read_module(source)
     try:
         run_pipeline(module, invocations, REGISTRY, context)
     except PipelineError as e:
@@ -282,42 +330,46 @@ def _report(steps: _Steps, flow: Path, stream: Path, target_flags, options: Comp
     baseline = stream
     if options.schedc_passes:
         baseline = steps.next_file("stream-without-schedc")
-        run_iree_compile([str(flow), *target_flags, *CompileStep("flow", "stream").flags(), "-o", str(baseline)], what="IREE's stream phase (without schedc, for the report)")
+        run_iree_tool("iree-compile", [str(flow), *target_flags, *CompileStep("flow", "stream").flags(), "-o", str(baseline)],
+                      what="IREE's stream phase (without schedc, for the report)")
     meta = {
         "target": options.target.name,
         "arch": options.target.arch,
         "pipeline": pipeline if options.schedc_passes else "",
     }
-    return build_report(records, stream.read_text(), baseline.read_text(), meta)
+    allocations = [transient_allocations(read_module(path)) for path in (stream, baseline)]
+    return build_report(records, *allocations, meta)
 
 
 def _stage_input(source, work: Path, dump: bool) -> Path:
-    """The input file IREE reads: the user's own file, or the text written into `work`."""
-    if isinstance(source, Path) or (isinstance(source, str) and _looks_like_path(source)):
+    """The input file IREE reads: the user's own file, or the text or bytecode written into
+    `work`."""
+    if isinstance(source, Path):
         path = check_input_file(str(source))  # a missing file is one clear line
         if dump:
-            shutil.copyfile(path, work / _INPUT)
+            shutil.copyfile(path, work / f"00-input{path.suffix or '.mlir'}")
         return path.resolve()
     if hasattr(source, "operation"):  # a module object from torch-mlir or IREE's bindings
         source = str(source)
-    if isinstance(source, bytes):
-        source = source.decode()
+    if isinstance(source, (bytes, bytearray)):
+        if not bytes(source[:4]) == _BYTECODE_MAGIC:
+            raise SchedcError("bytes are read as MLIR bytecode, and these are not: pass MLIR text as a str")
+        staged = work / "00-input.mlirbc"
+        staged.write_bytes(source)
+        return staged
     if not isinstance(source, str):
-        raise SchedcError(f"cannot compile a {type(source).__name__}: pass MLIR text, a path or a module")
-    staged = work / _INPUT
+        raise SchedcError(f"cannot compile a {type(source).__name__}: pass MLIR text (str), bytecode (bytes), a pathlib.Path or input_file=")
+    if "\n" not in source and source.strip().endswith((".mlir", ".mlirbc")):
+        raise SchedcError(f"'{source.strip()}' is not MLIR: a str is MLIR text; to compile a file, pass pathlib.Path('{source.strip()}') or input_file=")
+    staged = work / "00-input.mlir"
     staged.write_text(source)
     return staged
-
-
-def _looks_like_path(text: str) -> bool:
-    return "\n" not in text and len(text) < 4096 and not text.lstrip().startswith(("module", "func", "#", "util."))
-
-
-_INPUT = "00-input.mlir"
 
 
 def _dump(work: Path, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for path in sorted(work.iterdir()):
-        if path.is_file():
+        if path.is_dir():
+            shutil.copytree(path, folder / path.name, dirs_exist_ok=True)
+        else:
             shutil.copyfile(path, folder / path.name)

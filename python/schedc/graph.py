@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .liveness import live_per_step, peak, ranges
+
 
 @dataclass(frozen=True)
 class Buffer:
@@ -41,7 +43,7 @@ class Node:
     defines: tuple[int, ...]  # buffers this node creates
     uses: tuple[int, ...]  # buffers this node reads or writes in place
     pinned: bool = False  # has side effects: keeps its order relative to other pinned nodes
-    location: str = ""
+    fill: bool = False  # makes a fresh tensor from nothing (flow.tensor.splat, flow.tensor.empty)
 
 
 @dataclass(frozen=True)
@@ -103,36 +105,27 @@ class KernelGraph:
         `repaired_program_order`)."""
         return repaired_program_order(len(self.nodes), self.edges)
 
-    def live_ranges(self, order: list[int] | None = None) -> dict[int, tuple[int, int]]:
-        """Each transient buffer's [first, last] step in `order` (program order by default)."""
+    def live_ranges(self, order: list[int] | None = None, step_of=None) -> dict[int, tuple[int, int]]:
+        """Each transient buffer's [first, last] step in `order` (program order by default);
+        `step_of` maps a node to its step (default: its position in the order)."""
         order = self.program_order() if order is None else order
-        ranges: dict[int, tuple[int, int]] = {}
         transient = {b.id for b in self.buffers if b.transient}
-        for step, n in enumerate(order):
-            node = self.nodes[n]
-            for b in node.defines + node.uses:
-                if b not in transient:
-                    continue
-                first, _ = ranges.get(b, (step, step))
-                ranges[b] = (min(first, step), step)
-        return ranges
+        touches = (
+            (step_of[n] if step_of else step, self.nodes[n].defines + self.nodes[n].uses) for step, n in enumerate(order)
+        )
+        return {b: span for b, span in ranges(touches).items() if b in transient}
+
+    def intervals(self, order: list[int] | None = None, step_of=None) -> list[tuple[int, int, int]]:
+        """(first, last, bytes) of each transient buffer; dynamic sizes count as 0."""
+        return [(first, last, self.buffers[b].size or 0) for b, (first, last) in self.live_ranges(order, step_of).items()]
 
     def live_bytes(self, order: list[int] | None = None) -> list[int]:
         """Transient bytes alive at each step of `order`; dynamic sizes count as 0."""
         order = self.program_order() if order is None else order
-        delta = [0] * (len(order) + 1)
-        for b, (first, last) in self.live_ranges(order).items():
-            size = self.buffers[b].size or 0
-            delta[first] += size
-            delta[last + 1] -= size
-        live, running = [], 0
-        for step in range(len(order)):
-            running += delta[step]
-            live.append(running)
-        return live
+        return live_per_step(self.intervals(order), len(order))
 
     def peak_bytes(self, order: list[int] | None = None) -> int:
-        return max(self.live_bytes(order), default=0)
+        return peak(self.intervals(order))
 
     @property
     def has_dynamic_sizes(self) -> bool:

@@ -1,4 +1,4 @@
-"""Runs IREE's command-line compiler, keeping its diagnostics and a command to reproduce them."""
+"""Runs IREE's command-line tools, keeping their diagnostics and a command to reproduce them."""
 
 from __future__ import annotations
 
@@ -21,14 +21,12 @@ def iree_tool(name: str) -> str:
     return str(Path(iree._runtime_libs.__file__).parent / name)
 
 
-def run_iree_compile(args: list[str], *, what: str) -> None:
-    """Runs `iree-compile args`; a failure raises CompileError with IREE's diagnostics."""
-    command = [iree_tool("iree-compile"), *args]
-    result = subprocess.run(command, capture_output=True, text=True)
+def run_iree_tool(name: str, args: list[str], *, what: str) -> None:
+    """Runs `name args` (iree-compile, iree-opt); a failure raises CompileError with IREE's
+    diagnostics and the command that reproduces it."""
+    result = subprocess.run([iree_tool(name), *args], capture_output=True, text=True)
     if result.returncode != 0:
-        diagnostics = _trim(result.stderr)
-        repro = shlex.join(["iree-compile", *args])
-        raise CompileError(f"{what} failed in IREE:\n{diagnostics}", repro=repro)
+        raise CompileError(f"{what} failed in IREE:\n{_trim(result.stderr)}", repro=shlex.join([name, *args]))
 
 
 def _trim(stderr: str) -> str:
@@ -40,32 +38,3 @@ def _trim(stderr: str) -> str:
         if line not in kept:  # IREE repeats some warnings once per executable
             kept.append(line)
     return "\n".join(kept).strip() or stderr.strip()
-
-
-def dump_module(vmfb_path: str) -> str:
-    """iree-dump-module's text for a compiled module."""
-    result = subprocess.run([iree_tool("iree-dump-module"), vmfb_path], capture_output=True, text=True)
-    if result.returncode != 0:
-        raise CompileError(f"iree-dump-module failed on {vmfb_path}:\n{result.stderr.strip()}")
-    return result.stdout
-
-
-def executable_formats(vmfb_path: str) -> list[str]:
-    """The executable format of each executable in a module (e.g. ['cuda-nvptx-fb'])."""
-    import re
-
-    formats = []
-    for line in dump_module(vmfb_path).splitlines():
-        match = re.search(r"does not support any variant of executable `[^`]*`; available formats: \[([^\]]*)\]", line)
-        if match:
-            formats.append(match.group(1))
-    return formats
-
-
-def run_iree_opt(args: list[str], *, what: str) -> None:
-    """Runs `iree-opt args` (IREE's pass driver); a failure raises CompileError."""
-    command = [iree_tool("iree-opt"), *args]
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise CompileError(f"{what} failed in IREE:\n{_trim(result.stderr)}", repro=shlex.join(["iree-opt", *args]))
-

@@ -77,6 +77,11 @@ def parse_module(text: str, source_name: str, context: ir.Context, first_line: i
         raise ParseError(format_diagnostics(e)) from None
 
 
+def read_module(path: Path, context: ir.Context | None = None) -> ir.Operation:
+    """Parses an IR file IREE or schedc wrote."""
+    return parse_module(printable(Path(path).read_text()), str(path), context or ir.Context())
+
+
 # IREE 3.13 prints #stream.partitioning_config<favor-debug> but parses only the quoted form.
 _ROUND_TRIP_FIXES = (
     (re.compile(r"#stream\.partitioning_config<favor-([a-z-]+)>"), r'#stream.partitioning_config<"\1">'),
@@ -116,3 +121,12 @@ def write_atomically(path: str, data: bytes | str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_folder(path: str, files: dict[str, bytes]) -> None:
+    """Writes `files` (name -> bytes) into the folder `path`, each file whole or not at all."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise SchedcError(f"{path}: exists and is not a folder")
+    for name, data in files.items():
+        write_atomically(str(folder / name), data)

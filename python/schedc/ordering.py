@@ -3,12 +3,12 @@
 Every strategy returns a topological order of all the graph's nodes; `best_order` runs them and
 keeps the lowest estimated peak, never worse than program order.
 
-The memory model is `KernelGraph.live_bytes`: while a node runs, the transients it defines and
-every transient defined earlier that still has a user to come are alive. Nodes that define no
-transient ("free" nodes: views, in-place updates, result producers, imports) never raise the
-live bytes when they run, and running them as soon as they are ready only ends lifetimes
-sooner, so every strategy below except program order runs them eagerly. That also keeps the
-exact search small: its states are the sets of scheduled nodes that allocate.
+The memory model is `schedc.liveness` (last-use freeing): while a node runs, the transients it
+defines and every transient defined earlier that still has a user to come are alive. Nodes that
+define no transient ("free" nodes: views, in-place updates, result producers, imports) never
+raise the live bytes when they run, and running them as soon as they are ready only ends
+lifetimes sooner, so every strategy below except program order runs them eagerly. That also
+keeps the exact search small: its states are the sets of scheduled nodes that allocate.
 """
 
 from __future__ import annotations
@@ -18,50 +18,9 @@ import time
 from dataclasses import dataclass, field
 
 from .graph import KernelGraph
+from .liveness import LastUse, MemoryProblem
 
 STRATEGIES = ("program", "dfs", "bfs", "greedy", "xla", "exact", "beam")
-
-
-@dataclass(frozen=True)
-class MemoryProblem:
-    """A kernel graph reduced to what ordering needs."""
-
-    count: int
-    preds: tuple[tuple[int, ...], ...]
-    succs: tuple[tuple[int, ...], ...]
-    alloc: tuple[int, ...]  # bytes each node allocates
-    defines: tuple[tuple[int, ...], ...]  # transient buffers each node defines
-    uses: tuple[tuple[int, ...], ...]  # transient buffers each node reads or writes in place
-    size: dict  # buffer -> bytes
-    users: dict  # buffer -> number of nodes that use it (the definer excluded)
-    program: tuple[int, ...]
-
-    @staticmethod
-    def from_graph(graph: KernelGraph) -> "MemoryProblem":
-        transient = {b.id: (b.size or 0) for b in graph.buffers if b.transient}
-        defines = tuple(tuple(b for b in n.defines if b in transient) for n in graph.nodes)
-        uses = tuple(tuple(b for b in n.uses if b in transient) for n in graph.nodes)
-        users: dict[int, int] = {b: 0 for b in transient}
-        for node_uses in uses:
-            for b in node_uses:
-                users[b] += 1
-        return MemoryProblem(
-            count=len(graph.nodes),
-            preds=tuple(tuple(p) for p in graph.predecessors()),
-            succs=tuple(tuple(s) for s in graph.successors()),
-            alloc=tuple(sum(transient[b] for b in d) for d in defines),
-            defines=defines,
-            uses=uses,
-            size=transient,
-            users=users,
-            program=tuple(graph.program_order()),
-        )
-
-    def peak(self, order) -> int:
-        state = _State(self)
-        for v in order:
-            state.run(v)
-        return state.peak
 
 
 class _State:
@@ -69,35 +28,27 @@ class _State:
 
     def __init__(self, problem: MemoryProblem):
         self.p = problem
-        self.remaining = dict(problem.users)
+        self.memory = LastUse(problem)
         self.waiting = [len(ps) for ps in problem.preds]
         self.ready = {v for v in range(problem.count) if self.waiting[v] == 0}
-        self.live = 0
-        self.peak = 0
         self.order: list[int] = []
 
+    @property
+    def live(self) -> int:
+        return self.memory.live
+
+    @property
+    def peak(self) -> int:
+        return self.memory.peak
+
     def freed_by(self, v: int) -> int:
-        """Bytes that running `v` frees (buffers whose last user it is)."""
-        p = self.p
-        freed = sum(p.size[b] for b in p.uses[v] if self.remaining[b] == 1)
-        return freed + sum(p.size[b] for b in p.defines[v] if p.users[b] == 0)
+        return self.memory.freed_by(v)
 
     def run(self, v: int) -> None:
-        p = self.p
-        step = self.live + p.alloc[v]
-        self.peak = max(self.peak, step)
-        freed = 0
-        for b in p.uses[v]:
-            self.remaining[b] -= 1
-            if self.remaining[b] == 0:
-                freed += p.size[b]
-        for b in p.defines[v]:
-            if p.users[b] == 0:
-                freed += p.size[b]
-        self.live = step - freed
+        self.memory.run(v)
         self.ready.discard(v)
         self.order.append(v)
-        for s in p.succs[v]:
+        for s in self.p.succs[v]:
             self.waiting[s] -= 1
             if self.waiting[s] == 0:
                 self.ready.add(s)
@@ -222,17 +173,21 @@ class _Search:
         ready = frozenset(v for v in range(self.p.count) if not self.p.preds[v])
         return self._close(_Node(0, 0, 0, ready))
 
-    def expand(self, state: _Node, v: int) -> _Node:
+    def _run(self, state: _Node, v: int):
+        """Running `v` after `state`: the nodes run, the bytes alive while it runs and after,
+        and the ready nodes."""
         p = self.p
         mask = state.mask | (1 << v)
-        step = state.live + p.alloc[v]
-        freed = sum(p.size[b] for b in p.uses[v] if self.user_mask[b] & ~mask == 0)
-        freed += sum(p.size[b] for b in p.defines[v] if p.users[b] == 0)
+        during = state.live + p.alloc[v]
+        after = during - p.freed(v, lambda b: self.user_mask[b] & ~mask == 0)
         ready = set(state.ready)
         ready.discard(v)
         ready.update(s for s in p.succs[v] if self.pred_mask[s] & ~mask == 0)
-        child = _Node(mask, step - freed, max(state.peak, step), frozenset(ready), state, (v,))
-        return self._close(child)
+        return mask, during, after, frozenset(ready)
+
+    def expand(self, state: _Node, v: int) -> _Node:
+        mask, during, after, ready = self._run(state, v)
+        return self._close(_Node(mask, after, max(state.peak, during), ready, state, (v,)))
 
     def _close(self, state: _Node) -> _Node:
         """Runs ready free nodes in place (they never raise the peak)."""
@@ -240,20 +195,10 @@ class _Search:
         free = sorted(v for v in state.ready if p.alloc[v] == 0)
         while free:
             for v in free:
-                nxt = self.expand_plain(state, v)
-                state.mask, state.live, state.ready = nxt
+                state.mask, _, state.live, state.ready = self._run(state, v)
                 state.ran = state.ran + (v,)
             free = sorted(v for v in state.ready if p.alloc[v] == 0)
         return state
-
-    def expand_plain(self, state: _Node, v: int):
-        p = self.p
-        mask = state.mask | (1 << v)
-        freed = sum(p.size[b] for b in p.uses[v] if self.user_mask[b] & ~mask == 0)
-        ready = set(state.ready)
-        ready.discard(v)
-        ready.update(s for s in p.succs[v] if self.pred_mask[s] & ~mask == 0)
-        return mask, state.live - freed, frozenset(ready)
 
     def layers(self, keep):
         """Expands layer by layer (one more allocating node each); `keep` filters a layer."""

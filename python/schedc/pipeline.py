@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 import sys
 import typing
 from dataclasses import dataclass
@@ -152,7 +151,25 @@ def format_diagnostics(error: ir.MLIRError) -> str:
 
 
 def location_prefix(location: ir.Location) -> str:
-    """`file:line:col: ` for a file location (looking inside fused/callsite ones), else ''."""
-    text = str(location)
-    match = re.search(r'"([^"]*)":(\d+):(\d+)', text)
-    return f"{match.group(1)}:{match.group(2)}:{match.group(3)}: " if match else ""
+    """`file:line:col: ` for a file location (looking inside named, call-site and fused
+    ones, the first file it finds), else ''."""
+    found = _file_location(location)
+    return f"{found.filename}:{found.start_line}:{found.start_col}: " if found is not None else ""
+
+
+def _file_location(location: ir.Location):
+    location = ir.Location.from_attr(location.attr, context=location.context)  # its own kind
+    if hasattr(location, "filename"):
+        return location
+    inner = []
+    if hasattr(location, "child_loc"):  # name("x"(...))
+        inner = [location.child_loc]
+    elif hasattr(location, "callee"):  # callsite(callee at caller)
+        inner = [location.callee, location.caller]
+    elif hasattr(location, "locations"):  # fused[...]
+        inner = list(location.locations)
+    for child in inner:
+        found = _file_location(child)
+        if found is not None:
+            return found
+    return None

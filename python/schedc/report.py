@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from .stream_ir import transient_allocations
 
-
-def build_report(records: dict, stream_with: str | None, stream_without: str | None, meta: dict) -> dict:
-    """Per function: each pass's record, and IREE's transient bytes with and without schedc."""
+def build_report(records: dict, with_schedc: dict, without: dict, meta: dict) -> dict:
+    """Per function: each pass's record, and IREE's transient bytes with and without schedc
+    (`with_schedc`, `without`: each function's transient allocations, as
+    `schedc.iree_ir.transient_allocations` reads them; None where a size is not a constant)."""
     functions: dict[str, dict] = {}
     kernels = records.get("kernel-config", {}).get("module")  # module-wide, not per function
     for pass_name, per_function in records.items():
@@ -16,16 +16,18 @@ def build_report(records: dict, stream_with: str | None, stream_without: str | N
             continue
         for function, record in per_function.items():
             functions.setdefault(function, {})[pass_name] = record
-    with_schedc = transient_allocations(stream_with) if stream_with else {}
-    without = transient_allocations(stream_without) if stream_without else {}
     for function in sorted(set(with_schedc) | set(without)):
         entry = functions.setdefault(function, {})
+        after, before = with_schedc.get(function, []), without.get(function, [])
         entry["iree_transient_bytes"] = {
-            "without_schedc": sum(without.get(function, [])),
-            "with_schedc": sum(with_schedc.get(function, [])),
-            "allocations_without_schedc": without.get(function, []),
-            "allocations_with_schedc": with_schedc.get(function, []),
+            "without_schedc": sum(size or 0 for size in before),
+            "with_schedc": sum(size or 0 for size in after),
+            "allocations_without_schedc": before,
+            "allocations_with_schedc": after,
         }
+        dynamic = sum(size is None for size in before + after)
+        if dynamic:
+            entry["iree_transient_bytes"]["dynamic_allocations"] = dynamic  # not in the sums
     report = {**meta, "functions": functions}
     if kernels is not None:
         report["kernels"] = kernels

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 
 from .errors import RuntimeLoadError, SchedcError
 
-DEVICES = ("local-task", "local-sync", "cuda", "hip", "vulkan")
 EXECUTIONS = ("streams", "graphs")
 # IREE reads its driver flags once, when a process creates its first device of that driver:
 # the execution mode each GPU driver was started with in this process.
@@ -67,6 +65,13 @@ def has_device(driver: str) -> bool:
         return bool(rt.get_driver(driver).query_available_devices())
     except Exception:
         return False
+
+
+def _device_in_message(message: str) -> str:
+    """The device a module was built for, as IREE's runtime names it when no device of that
+    kind exists: `... #hal.device.target<"vulkan", ...`; empty when the message does not."""
+    _, found, rest = message.partition('#hal.device.target<"')
+    return rest.partition('"')[0] if found else ""
 
 
 def _first_line(error: BaseException) -> str:
@@ -368,11 +373,9 @@ class Module:
         try:
             self._context = rt.SystemContext(vm_modules=[vm_module], config=self._config)
         except (RuntimeError, ValueError) as e:
-            compiled_for = re.search(r'#hal\.device\.target<"([\w-]+)"', str(e))
+            compiled_for = _device_in_message(str(e))
             if compiled_for:
-                raise RuntimeLoadError(
-                    f"{path} was compiled for '{compiled_for.group(1)}' devices and cannot run on '{device}'"
-                ) from None
+                raise RuntimeLoadError(f"{path} was compiled for '{compiled_for}' devices and cannot run on '{device}'") from None
             raise RuntimeLoadError(f"{path} cannot run on '{device}' ({_first_line(e)})") from None
         self.function_names = [n.split(".")[-1] for n in vm_module.function_names if not n.startswith("__")]
         self.functions = {n: Function(self, n, None) for n in self.function_names}

@@ -32,8 +32,6 @@ class Target:
     name: str  # schedc's name: llvm-cpu, cuda, rocm, vulkan
     device: str  # IREE's HAL target device
     arch: str
-    runtime_driver: str  # the HAL driver that runs its modules by default
-    executable_format: str  # the format IREE gives this target's executables in a .vmfb
 
     def iree_flags(self) -> list[str]:
         flags = [f"--iree-hal-target-device={self.device}"]
@@ -71,15 +69,15 @@ def resolve_target(
         )
     if name == "llvm-cpu":
         # IREE validates CPU names itself and lists the accepted ones for the host triple.
-        return Target(name, "local", cpu or "host", "local-task", "embedded-elf")
+        return Target(name, "local", cpu or "host")
     if name == "cuda":
         arch = _check_arch("--cuda-arch", cuda_arch or "sm_80", CUDA_ARCHS)
-        return Target(name, "cuda", arch, "cuda", "cuda-nvptx-fb")
+        return Target(name, "cuda", arch)
     if name == "rocm":
         arch = _check_arch("--rocm-arch", rocm_arch or "gfx942", ROCM_ARCHS)
-        return Target(name, "hip", arch, "hip", "rocm-hsaco-fb")
+        return Target(name, "hip", arch)
     arch = _check_arch("--vulkan-target", vulkan_target or "ampere", VULKAN_TARGETS)
-    return Target(name, "vulkan", arch, "vulkan", "vulkan-spirv-fb")
+    return Target(name, "vulkan", arch)
 
 
 def _check_arch(option: str, arch: str, valid: tuple[str, ...]) -> str:

@@ -199,11 +199,11 @@ def _compile_fresh(job: dict, text: str, out: Path, options: TuneOptions) -> dic
 
 
 def _compile_candidates(source: Path, output: Path, options: TuneOptions) -> None:
-    from .iree_tools import run_iree_compile
+    from .iree_tools import run_iree_tool
 
     flags = options.target.iree_flags() + list(options.iree_flags)
     flags += [f"--iree-hal-benchmark-dispatch-repeat-count={options.repeat}", "--iree-hal-link-executables=false"]
-    run_iree_compile([str(source), *flags, "-o", str(output)], what=f"compiling {source.name}")
+    run_iree_tool("iree-compile", [str(source), *flags, "-o", str(output)], what=f"compiling {source.name}")
 
 
 def _first_error(message: str) -> str:

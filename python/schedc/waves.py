@@ -17,7 +17,7 @@ import heapq
 from dataclasses import dataclass
 
 from .graph import KernelGraph
-from .ordering import MemoryProblem
+from .liveness import LastUse, MemoryProblem, peak
 
 MODES = ("min-memory", "balanced", "max-concurrency")
 
@@ -62,23 +62,7 @@ def wave_peak(graph: KernelGraph, waves, order) -> int:
             step += 1
             last_wave = w
         step_of[n] = step
-    ranges: dict[int, list[int]] = {}
-    transient = {b.id: b.size or 0 for b in graph.buffers if b.transient}
-    for n in order:
-        node = graph.nodes[n]
-        for b in node.defines + node.uses:
-            if b in transient:
-                lo, hi = ranges.get(b, [step_of[n], step_of[n]])
-                ranges[b] = [min(lo, step_of[n]), max(hi, step_of[n])]
-    delta: dict[int, int] = {}
-    for b, (lo, hi) in ranges.items():
-        delta[lo] = delta.get(lo, 0) + transient[b]
-        delta[hi + 1] = delta.get(hi + 1, 0) - transient[b]
-    live = peak = 0
-    for t in sorted(delta):
-        live += delta[t]
-        peak = max(peak, live)
-    return peak
+    return peak(graph.intervals(order, step_of))
 
 
 def list_schedule(
@@ -94,42 +78,35 @@ def list_schedule(
     preds, succs = graph.predecessors(), graph.successors()
     path = critical_paths(graph, seconds)
     position = {n: i for i, n in enumerate(memory_order or graph.program_order())}
-    # Fills (zero-time nodes that allocate and read nothing) run with their first consumer:
-    # run at once, they would hold their bytes from the start.
-    # Only fills that wait on no kernel: running them late never runs them before their inputs.
+    # Fills that take no time run with their first consumer: run at once, they would hold
+    # their bytes from the start. Only fills that wait on no kernel: running them late never
+    # runs them before their inputs.
     timed = {n for n in range(count) if seconds[n] > 0.0}
     lazy = {
         n for n in range(count)
-        if seconds[n] == 0.0 and problem.alloc[n] > 0 and not problem.uses[n] and succs[n]
+        if graph.nodes[n].fill and seconds[n] == 0.0 and problem.alloc[n] > 0 and succs[n]
         and not timed_ancestors(preds, timed, n)
     }
     waiting = [sum(1 for p in ps if p not in lazy) for ps in preds]
-    remaining_users = dict(problem.users)
+    memory = LastUse(problem)
     ready = {n for n in range(count) if waiting[n] == 0 and n not in lazy}
     lazy_done: set[int] = set()
     running: list[tuple[float, int, int]] = []  # (end, node, stream)
     free_streams = set(range(streams))
     slots: list[Slot] = []
-    live, now, done = 0, 0.0, 0
+    now, done = 0.0, 0
 
     def run_lazy_inputs(n: int) -> None:
-        nonlocal live
         for p in preds[n]:
             if p in lazy and p not in lazy_done:
                 lazy_done.add(p)
-                live += problem.alloc[p]
+                memory.allocate(p)
                 finish(p)
 
     def finish(n: int) -> None:
-        nonlocal live, done
+        nonlocal done
         done += 1
-        for b in problem.uses[n]:
-            remaining_users[b] -= 1
-            if remaining_users[b] == 0:
-                live -= problem.size[b]
-        for b in problem.defines[n]:
-            if problem.users[b] == 0:
-                live -= problem.size[b]
+        memory.release(n)
         if n in lazy:
             return
         for s in succs[n]:
@@ -144,7 +121,7 @@ def list_schedule(
 
     def priority(n: int):
         unblocked = sum(1 for s in succs[n] if waiting[s] == 1)
-        freed = sum(problem.size[b] for b in problem.uses[n] if remaining_users[b] == 1)
+        freed = problem.freed_reads(n, memory.is_last_user)
         return (-path[n], -unblocked, -freed, position[n])
 
     while done < count:
@@ -153,11 +130,11 @@ def list_schedule(
             for n in instant:
                 ready.discard(n)
                 run_lazy_inputs(n)
-                live += problem.alloc[n]
+                memory.allocate(n)
                 finish(n)
             continue
         while free_streams and ready:
-            fitting = [n for n in ready if live + problem.alloc[n] + _lazy_bytes(n) <= budget]
+            fitting = [n for n in ready if memory.live + problem.alloc[n] + _lazy_bytes(n) <= budget]
             if fitting:
                 choice = min(fitting, key=priority)
             elif not running:
@@ -168,7 +145,7 @@ def list_schedule(
             free_streams.discard(stream)
             ready.discard(choice)
             run_lazy_inputs(choice)
-            live += problem.alloc[choice]
+            memory.allocate(choice)
             slots.append(Slot(choice, stream, now, now + seconds[choice]))
             heapq.heappush(running, (now + seconds[choice], choice, stream))
         if not running:
@@ -178,7 +155,7 @@ def list_schedule(
             if leftover:  # fills that only other fills wait for
                 for n in leftover:
                     lazy_done.add(n)
-                    live += problem.alloc[n]
+                    memory.allocate(n)
                     finish(n)
                 continue
             raise AssertionError("list scheduler stalled: the graph has a cycle")

@@ -1,17 +1,30 @@
 // Inputs other than torch: linalg on tensors compiles through the same pipeline.
 // RUN: schedc %s --emit=flow --passes=print-kernel-graph -o %t.flow.mlir | filecheck %s
 // RUN: filecheck %s --check-prefix=FLOW < %t.flow.mlir
+// RUN: rm -rf %t.phases %t.executables
 // RUN: schedc %s --passes=print-kernel-graph --dump-phases %t.phases -o %t.vmfb
 // RUN: ls %t.phases | filecheck %s --check-prefix=PHASES
+// RUN: schedc %s --emit=hal -o %t.hal.mlir
+// RUN: filecheck %s --check-prefix=HAL < %t.hal.mlir
+// RUN: schedc %s --emit=executables -o %t.executables
+// RUN: ls %t.executables | filecheck %s --check-prefix=EXECUTABLES
 
 // CHECK: kernel-graph @add_mul{{.*}}: 2 kernels
 // FLOW: util.func public @add_mul
 // FLOW: flow.dispatch
+// Every file of the compile, in the order it was made: IREE's executables (their LLVM IR and
+// objects) come with the hal phase.
 // PHASES: 00-input.mlir
-// PHASES: 01-flow.mlir
-// PHASES: 02-flow-schedc.mlir
-// PHASES: 03-stream.mlir
-// PHASES: 04-module.vmfb
+// PHASES-NEXT: 01-flow.mlir
+// PHASES-NEXT: 02-flow-schedc.mlir
+// PHASES-NEXT: 03-stream.mlir
+// PHASES-NEXT: 04-executables
+// PHASES-NEXT: 05-hal.mlir
+// PHASES-NEXT: 06-module.vmfb
+// HAL: hal.executable private @add_mul_dispatch_0
+// HAL: hal.executable.binary public @embedded_elf_x86_64 <format = "embedded-elf-x86_64"
+// EXECUTABLES: add_mul_dispatch_0_embedded_elf_x86_64.linked.ll
+// EXECUTABLES: add_mul_dispatch_0_embedded_elf_x86_64.so
 func.func @add_mul(%a: tensor<256xf32>, %b: tensor<256x256xf32>) -> tensor<256xf32> {
   %init = tensor.empty() : tensor<256xf32>
   %zero = arith.constant 0.0 : f32

@@ -10,11 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schedc.arena import (
-    HEURISTICS,
     Slice,
-    _conflicts,
     align,
+    best_fit,
+    conflicts_of,
     exact_search,
+    greedy_orders,
     iree_layout,
     load,
     plan_arena,
@@ -36,9 +37,10 @@ def interval_sets(draw, max_slices=12, max_time=10, sizes=st.integers(1, 300)):
 @settings(max_examples=300, deadline=None)
 @given(interval_sets(), st.sampled_from([1, 16, 64]))
 def test_every_plan_is_valid_and_never_below_load(slices, alignment):
-    conflicts = _conflicts(slices)
+    conflicts = conflicts_of(slices)
     lower = align(load(slices, alignment), alignment)
-    plans = [iree_layout(slices, alignment)] + [h(slices, conflicts, alignment) for h in HEURISTICS]
+    plans = [iree_layout(slices, alignment)]
+    plans += [best_fit(slices, order, conflicts, alignment, name) for name, order in greedy_orders(slices, conflicts).items()]
     for plan in plans:
         assert verify(slices, plan.offsets, alignment, plan.size) == [], plan.method
         assert plan.size >= lower
@@ -51,8 +53,8 @@ def test_every_plan_is_valid_and_never_below_load(slices, alignment):
 @given(interval_sets(sizes=st.just(64)))
 def test_equal_sizes_reach_load(slices):
     """Equal sizes make it interval-graph colouring, which greedy in start order solves."""
-    conflicts = _conflicts(slices)
-    assert HEURISTICS[0](slices, conflicts, 64).size == load(slices, 64)
+    conflicts = conflicts_of(slices)
+    assert best_fit(slices, greedy_orders(slices, conflicts)["size"], conflicts, 64, "size").size == load(slices, 64)
 
 
 @settings(max_examples=200, deadline=None)
@@ -71,7 +73,7 @@ def test_slices_never_alive_together_share_the_arena(sizes):
 
 def brute_force_optimum(slices) -> int:
     """The smallest arena over every order of placing slices at their lowest free offset."""
-    conflicts = _conflicts(slices)
+    conflicts = conflicts_of(slices)
     best = None
     for order in itertools.permutations(range(len(slices))):
         offsets = {}
@@ -91,7 +93,7 @@ def brute_force_optimum(slices) -> int:
 @settings(max_examples=150, deadline=None)
 @given(interval_sets(max_slices=6, max_time=5, sizes=st.integers(1, 9)))
 def test_exact_search_is_exact(slices):
-    conflicts = _conflicts(slices)
+    conflicts = conflicts_of(slices)
     optimum = brute_force_optimum(slices)
     deadline = time.monotonic() + 10
     found = exact_search(slices, conflicts, 1, optimum, deadline)
@@ -107,8 +109,8 @@ def test_the_gap_the_greedy_methods_leave_is_closed():
     rng = __import__("random").Random(7)
     for _ in range(2000):
         slices = [Slice(s, s + rng.randint(0, 3), rng.randint(1, 8)) for s in (rng.randint(0, 6) for _ in range(7))]
-        conflicts = _conflicts(slices)
-        greedy = min(h(slices, conflicts, 1).size for h in HEURISTICS)
+        conflicts = conflicts_of(slices)
+        greedy = min(best_fit(slices, order, conflicts, 1, name).size for name, order in greedy_orders(slices, conflicts).items())
         if greedy > load(slices) and brute_force_optimum(slices) == load(slices):
             found = exact_search(slices, conflicts, 1, load(slices), time.monotonic() + 5)
             assert found is not None and verify(slices, found.offsets, 1, load(slices)) == []

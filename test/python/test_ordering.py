@@ -13,7 +13,8 @@ from schedc.ordering import HEURISTICS, MemoryProblem, OrderLimits, beam, best_o
 @st.composite
 def random_graphs(draw, min_nodes=1, max_nodes=9):
     """Node i defines buffer i (0 bytes for some: results, views); it reads the buffers of its
-    data predecessors. Some edges are pure ordering constraints (side effects)."""
+    data predecessors. Some edges are pure ordering constraints (side effects); some nodes that
+    read nothing are fills."""
     count = draw(st.integers(min_nodes, max_nodes))
     buffers, nodes, edges = [], [], set()
     for i in range(count):
@@ -23,7 +24,8 @@ def random_graphs(draw, min_nodes=1, max_nodes=9):
         data_preds = sorted(draw(st.sets(st.integers(0, i - 1), max_size=3)) if i else set())
         order_preds = sorted(draw(st.sets(st.integers(0, i - 1), max_size=1)) if i else set())
         edges.update((p, i) for p in data_preds + order_preds)
-        nodes.append(Node(i, "flow.dispatch", f"n{i}", True, (i,), tuple(data_preds)))
+        fill = not data_preds and size > 0 and draw(st.booleans())  # allocates, reads nothing
+        nodes.append(Node(i, "flow.dispatch", f"n{i}", True, (i,), tuple(data_preds), fill=fill))
     return KernelGraph("random", tuple(nodes), tuple(buffers), frozenset(edges))
 
 

@@ -4,11 +4,14 @@ their registry entry alone."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from iree.compiler import ir
 
 import schedc
-from schedc.passes import REGISTRY, PassInfo
+from schedc.irio import parse_module
+from schedc.passes import REGISTRY, PassContext, PassInfo
 from schedc.phases import END, CompileStep, OptStep, Point, end_of, phase, point_of, steps_between
+from schedc.pipeline import parse_pipeline, run_pipeline
 
 MATVEC = """
 func.func @matvec(%a: tensor<64xf32>, %b: tensor<64x64xf32>) -> tensor<64xf32> {
@@ -56,6 +59,41 @@ def test_passes_in_any_phase_plug_in_through_their_registry_entry(monkeypatch, t
     assert "hal.command_buffer.dispatch" in seen["hal"]
     dumped = sorted(p.name for p in (tmp_path / "phases").iterdir())
     assert dumped == ["00-input.mlir", "01-preprocessing.mlir", "02-preprocessing-schedc.mlir", "03-flow.mlir",
-                      "04-flow-schedc.mlir", "05-stream.mlir", "06-hal.mlir", "07-hal-schedc.mlir", "08-module.vmfb"]
+                      "04-flow-schedc.mlir", "05-stream.mlir", "06-executables", "07-hal.mlir", "08-hal-schedc.mlir",
+                      "09-module.vmfb"]
     result = schedc.load(path).matvec(np.ones(64, np.float32), np.full((64, 64), 0.5, np.float32))
     np.testing.assert_array_equal(result, np.full(64, 32.0, np.float32))
+
+
+TWO_BRANCHES = """
+util.func public @two_branches(%arg0: tensor<64xf32>) -> tensor<64xf32> {
+  %a = flow.dispatch @ex::@a(%arg0) : (tensor<64xf32>) -> tensor<1024xf32>
+  %b = flow.dispatch @ex::@b(%arg0) : (tensor<64xf32>) -> tensor<1024xf32>
+  %a2 = flow.dispatch @ex::@a2(%a) : (tensor<1024xf32>) -> tensor<64xf32>
+  %b2 = flow.dispatch @ex::@b2(%b) : (tensor<1024xf32>) -> tensor<64xf32>
+  %r = flow.dispatch @ex::@join(%a2, %b2) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  util.return %r : tensor<64xf32>
+}
+"""
+
+
+def test_stream_schedule_takes_memory_orders_order():
+    """After memory-order (here told to keep program order, 8 KiB alive at once where 4 KiB
+    would do), stream-schedule's memory-aware order is memory-order's: no search of its own."""
+    context = PassContext()
+    module = parse_module(TWO_BRANCHES, "two_branches.mlir", ir.Context())
+    pipeline = "memory-order{strategy=program},stream-schedule{mode=min-memory}"
+    run_pipeline(module, parse_pipeline(pipeline, REGISTRY), REGISTRY, context)
+    chosen = context.records["memory-order"]["two_branches"]
+    assert chosen["peak_bytes"] == chosen["program_peak_bytes"] == 8192 + 256
+    assert context.records["stream-schedule"]["two_branches"]["min_memory_peak_bytes"] == chosen["peak_bytes"]
+    alone = PassContext()
+    module = parse_module(TWO_BRANCHES, "two_branches.mlir", ir.Context())
+    run_pipeline(module, parse_pipeline("stream-schedule{mode=min-memory}", REGISTRY), REGISTRY, alone)
+    assert alone.records["stream-schedule"]["two_branches"]["min_memory_peak_bytes"] < chosen["peak_bytes"]
+
+
+def test_a_pass_can_ask_iree_for_flags(monkeypatch):
+    monkeypatch.setitem(REGISTRY, "needs-flag", PassInfo("needs-flag", "asks IREE for a flag", lambda *a: None, iree_flags=("--iree-no-such-flag",)))
+    with pytest.raises(schedc.CompileError, match="no-such-flag"):
+        schedc.compile(MATVEC, passes="needs-flag", emit="flow")

@@ -67,3 +67,18 @@ def test_a_pass_before_what_it_must_follow_is_an_error():
 def test_an_unknown_phase_is_an_error_where_the_pass_is_defined():
     with pytest.raises(ValueError, match="unknown phase 'stream-asnyc'; phases: preprocessing, flow, stream-async, stream, hal"):
         PassInfo("p", "a pass", run=lambda *a: None, phase="stream-asnyc")
+
+
+def test_the_registry_holds_exactly_these_passes_in_these_phases():
+    assert {name: info.phase for name, info in REGISTRY.items()} == {
+        "print-kernel-graph": "flow",
+        "memory-order": "flow",
+        "stream-schedule": "flow",
+        "stream-waves": "stream-async",
+        "arena-plan": "stream",
+    }
+    with pytest.raises(PipelineError) as info:
+        parse_pipeline("nope", REGISTRY)
+    assert str(info.value) == (
+        "unknown pass 'nope'; available passes: arena-plan, memory-order, print-kernel-graph, stream-schedule, stream-waves"
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 import schedc
 from schedc.runtime import available_drivers, has_device, summarize
@@ -77,6 +78,34 @@ def test_async_call_returns_before_waiting(add_module):
     pending = module.add.async_(np.arange(4, dtype=np.float32), np.ones(4, np.float32))
     np.testing.assert_array_equal(pending.wait(), [1, 2, 3, 4])
     assert pending.done()
+
+
+class _Slow(torch.nn.Module):
+    """Forty 256x1024 @ 1024x1024 matmuls in a chain: about 20 GFLOP, far longer than a call
+    takes to be queued."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(1024, 1024) / 32)
+
+    def forward(self, x):
+        for _ in range(40):
+            x = torch.tanh(x @ self.w)
+        return x
+
+
+def test_async_call_returns_before_the_work_is_done(tmp_path):
+    model, x = _Slow().eval(), torch.randn(256, 1024)
+    path = tmp_path / "slow.vmfb"
+    schedc.compile(schedc.import_torch(model, x), output=str(path))
+    module = schedc.load(path)
+    module.forward(x)  # the first call also loads the executables
+    pending = module.forward.async_(x)
+    assert not pending.done()  # queued: the device is still at work
+    result = pending.wait()
+    assert pending.done()
+    with torch.no_grad():
+        np.testing.assert_allclose(result.numpy(), model(x).numpy(), rtol=1e-3, atol=1e-4)
 
 
 def test_async_call_keeps_torch_in_torch_out(imported, tmp_path):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 import schedc
-from schedc.iree_tools import executable_formats
+from schedc.iree_ir import executables
+from schedc.irio import read_module
 from schedc.targets import resolve_target
 
 
@@ -13,21 +14,25 @@ SPIRV_MAGIC = (0x07230203).to_bytes(4, "little")
 
 
 @pytest.mark.parametrize(
-    "target, expected_format, code_marker",
+    "target, expected_format, code_marker, code_suffix",
     [
-        ("cuda", "cuda-nvptx-fb", b".target sm_80"),  # PTX for the default arch
-        ("rocm", "rocm-hsaco-fb", b"amdhsa.kernels"),  # an HSA code object (ELF note)
-        ("vulkan", "vulkan-spirv-fb", SPIRV_MAGIC),  # a SPIR-V module
-        ("llvm-cpu", "embedded-elf-x86_64", b"\x7fELF"),  # a shared object for the host
+        ("cuda", "cuda-nvptx-fb", b".target sm_80", ".ptx"),  # PTX for the default arch
+        ("rocm", "rocm-hsaco-fb", b"amdhsa.kernels", ".hsaco"),  # an HSA code object (ELF note)
+        ("vulkan", "vulkan-spirv-fb", SPIRV_MAGIC, ".spv"),  # a SPIR-V module
+        ("llvm-cpu", "embedded-elf-x86_64", b"\x7fELF", ".so"),  # a shared object for the host
     ],
 )
-def test_module_holds_executables_of_the_target(target, expected_format, code_marker, imported, tmp_path):
+def test_module_holds_executables_of_the_target(target, expected_format, code_marker, code_suffix, imported, tmp_path):
     _, _, mlir = imported("mlp")
-    path = tmp_path / f"mlp-{target}.vmfb"
-    schedc.compile(mlir, target=target, output=str(path))
-    formats = executable_formats(str(path))
+    path, phases = tmp_path / f"mlp-{target}.vmfb", tmp_path / "phases"
+    schedc.compile(mlir, target=target, output=str(path), dump_phases=str(phases))
+    (hal,) = phases.glob("*-hal.mlir")
+    formats = [f for e in executables(read_module(hal)) for f in e.formats]
     assert formats and all(f == expected_format for f in formats), formats
     assert code_marker in path.read_bytes()
+    (folder,) = phases.glob("*-executables")
+    code = [p for p in folder.iterdir() if p.suffix == code_suffix]
+    assert code and code_marker in code[0].read_bytes()  # what --emit=executables writes
 
 
 def test_default_target_is_the_host_cpu():

@@ -144,7 +144,7 @@ def test_tune_bench_times_and_checks_every_candidate_on_the_cpu(cuda_flow, tmp_p
     """`schedc tune bench` needs only the runtime: here on local-task, with two copies of one
     dispatch under IREE's own config (GPU configs do not compile for the CPU)."""
     from schedc.dispatches import benchmark_module
-    from schedc.iree_tools import run_iree_compile
+    from schedc.iree_tools import run_iree_tool
     from schedc.tools.schedc import main
     from schedc.tuning import RESULTS, winners
 
@@ -154,8 +154,8 @@ def test_tune_bench_times_and_checks_every_candidate_on_the_cpu(cuda_flow, tmp_p
     sig, _ = signature(executable)
     site = sites[executable.symbol]
     (tmp_path / "k000.mlir").write_text(benchmark_module(executable, site, [None, None]))
-    run_iree_compile([str(tmp_path / "k000.mlir"), *resolve_target("llvm-cpu").iree_flags(),
-                      "--iree-hal-benchmark-dispatch-repeat-count=2", "-o", str(tmp_path / "k000.vmfb")], what="test")
+    run_iree_tool("iree-compile", [str(tmp_path / "k000.mlir"), *resolve_target("llvm-cpu").iree_flags(),
+                                   "--iree-hal-benchmark-dispatch-repeat-count=2", "-o", str(tmp_path / "k000.vmfb")], what="test")
     manifest = {"target": "llvm-cpu", "arch": "host", "chip": "cpu", "repeat": 2, "models": [], "skipped": [], "kernels": [{
         "name": "k000", "module": "k000.vmfb", "signature": sig.to_json(), "operands": list(site.operand_types),
         "results": list(site.result_types), "functions": ["c0", "c1"], "configs": [None, None], "failed": []}]}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from schedc.graph import KernelGraph
+from schedc.graph import Buffer, KernelGraph, Node
 from schedc.waves import critical_paths, list_schedule, schedule, timed_ancestors, wave_peak
 from test_ordering import random_graphs
 
@@ -70,3 +70,23 @@ def test_list_schedule_is_within_grahams_bound(graph_and_seconds, streams):
     preds = graph.predecessors()
     for n in start:
         assert all(end.get(p, 0.0) <= start[n] + 1e-9 for p in preds[n])
+
+
+def test_a_fill_that_waits_on_a_kernel_is_not_deferred_to_its_consumer():
+    """Regression: a fill ordered after a kernel (a side effect between them) once ran with
+    its consumer, and the consumer then started while the kernel still ran."""
+    buffers = (
+        Buffer(0, 4, "tensor<1xf32>", "result"),
+        Buffer(1, 64, "tensor<16xf32>", "transient"),
+        Buffer(2, 4, "tensor<1xf32>", "result"),
+    )
+    nodes = (
+        Node(0, "flow.dispatch", "kernel", True, (0,), ()),
+        Node(1, "flow.tensor.splat", "flow.tensor.splat", True, (1,), (), fill=True),
+        Node(2, "flow.dispatch", "consumer", True, (2,), (1,)),
+    )
+    graph = KernelGraph("f", nodes, buffers, frozenset({(0, 1), (1, 2)}))
+    slots = {s.node: s for s in list_schedule(graph, [1.0, 0.0, 1.0], streams=2)}
+    assert slots[2].start >= slots[0].end
+    plan = schedule(graph, [1.0, 0.0, 1.0], "max-concurrency", streams=2)
+    assert [list(w) for w in plan.waves] == [[0], [2]]
