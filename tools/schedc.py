@@ -40,7 +40,7 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--summary", action="store_true", help="print a short summary of the report")
     p.add_argument("--verify-plan", action="store_true", help="check every plan passes make, e.g. no shared bytes between live slices")
     p.add_argument("--execution", default="streams", choices=EXECUTIONS, help="streams: IREE's per-call submission; graphs: command buffers recorded once over static buffers and replayed (CUDA graphs on cuda/hip)")
-    p.add_argument("--batch-buckets", type=_buckets, default=(), metavar="1,2,4,8", help="one static copy of the model per batch size (needs an input of dynamic batch: schedc import --dynamic-batch); a call runs the smallest bucket that holds its batch")
+    p.add_argument("--batch-buckets", default=(), metavar="1,2,4,8", help="one static copy of the model per batch size (needs an input of dynamic batch: schedc import --dynamic-batch); a call runs the smallest bucket that holds its batch")
     p.add_argument("--no-tuning", dest="tuning", action="store_false", help="cuda/rocm: keep IREE's own kernel configs (no kernel-config pass)")
     p.add_argument("--kernel-db", metavar="DB.json", help="cuda/rocm: kernel configs from this database instead of the built-in one")
     p.add_argument("--iree-flag", dest="iree_flags", action="append", default=[], metavar="FLAG", help="an extra flag for iree-compile (repeatable)")
@@ -79,15 +79,6 @@ def _tune_target_options(p) -> None:
     p.add_argument("--repeat", type=int, default=50, help="dispatches per benchmark call")
     p.add_argument("--jobs", type=int, default=0, help="parallel compiles (default: all cores)")
     p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="an extra flag for iree-compile (repeatable)")
-
-
-def _buckets(text: str) -> tuple[int, ...]:
-    from schedc.buckets import parse_buckets
-
-    try:
-        return parse_buckets(text)
-    except SchedcError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def import_parser() -> argparse.ArgumentParser:
@@ -129,9 +120,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_compile(args) -> int:
+    from schedc.buckets import parse_buckets
     from schedc.driver import compile
 
     options = vars(args)
+    if options["batch_buckets"]:
+        options["batch_buckets"] = parse_buckets(options["batch_buckets"])
     if not options["output"]:
         stem = Path(args.input_file).stem
         options["output"] = {"vmfb": f"{stem}.vmfb", "executables": f"{stem}.executables"}.get(args.emit, f"{stem}.{args.emit}.mlir")
