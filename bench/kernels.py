@@ -189,6 +189,8 @@ def ncu(folder: Path) -> None:
     for name in MODELS:
         for variant in ("iree-default", "schedc-tuned"):
             module = folder / "modules" / f"{name}.{variant}.vmfb"
+            if not module.exists():
+                continue
             command = ["ncu", "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv", "-k", "regex:matmul|conv",
                        sys.executable, __file__, "once", str(module)]
             out = subprocess.run(command, capture_output=True, text=True)
