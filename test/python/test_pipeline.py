@@ -72,13 +72,15 @@ def test_an_unknown_phase_is_an_error_where_the_pass_is_defined():
 def test_the_registry_holds_exactly_these_passes_in_these_phases():
     assert {name: info.phase for name, info in REGISTRY.items()} == {
         "print-kernel-graph": "flow",
+        "kernel-config": "flow",
         "memory-order": "flow",
         "stream-schedule": "flow",
         "stream-waves": "stream-async",
         "arena-plan": "stream",
+        "static-replay": "hal",
     }
     with pytest.raises(PipelineError) as info:
         parse_pipeline("nope", REGISTRY)
     assert str(info.value) == (
-        "unknown pass 'nope'; available passes: arena-plan, memory-order, print-kernel-graph, stream-schedule, stream-waves"
+        "unknown pass 'nope'; available passes: arena-plan, kernel-config, memory-order, print-kernel-graph, static-replay, stream-schedule, stream-waves"
     )
