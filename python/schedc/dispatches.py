@@ -21,7 +21,6 @@ whole dispatch from it (tile and fuse), the same as a per-op override in the inp
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 
 from iree.compiler import ir, passmanager
@@ -40,9 +39,7 @@ _NAMED_KINDS = {
 }
 _KIND_PRIORITY = {"matmul": 0, "batch_matmul": 0, "matmul_like": 0, "conv": 0, "depthwise_conv": 0, "pooling": 1, "softmax": 1, "reduction": 1, "elementwise": 2, "copy": 3, "other": 4}
 _FLOATS = ("f16", "bf16", "f32", "f64")
-# Inlined constants are named blobs, renamed whenever a body is parsed again: the key of a
-# kernel hashes its code, not those names.
-_RESOURCE_NAME = re.compile(r"dense_resource<[^>]*>")
+
 
 
 @dataclass
@@ -182,8 +179,9 @@ def signature(executable: Executable) -> tuple[KernelSignature, ir.Operation] | 
     result = root.results[0].type if len(root.results) else None
     element = str(result.element_type) if isinstance(result, ir.ShapedType) else ""
     _strip_schedc_attributes(generic_func)
+    _zero_inlined_weights(generic_func)
     body = generic_func.get_asm(enable_debug_info=False).replace(executable.entry, "entry")
-    key = hashlib.sha256(_RESOURCE_NAME.sub("dense_resource<blob>", body).encode()).hexdigest()[:20]
+    key = hashlib.sha256(body.encode()).hexdigest()[:20]
     fused = tuple(n.name for i, n in enumerate(named) if i != index)
     sig = KernelSignature(key, kinds[index], root.name, loops, iterators, maps, shapes, element, fused, executable.entry)
     del keep_alive
@@ -205,6 +203,26 @@ def _strip_schedc_attributes(func: ir.Operation) -> None:
     func.walk(visit)
     for op, name in doomed:
         del op.attributes[name]
+
+
+def _zero_inlined_weights(func: ir.Operation) -> None:
+    """Inlined weights (`dense_resource` blobs, renamed whenever a body is parsed again) as
+    zeros of their type: a kernel's key hashes its code and shapes, not its data."""
+    blobs = []
+
+    def visit(op):
+        if op.name == "arith.constant" and isinstance(op.results[0].type, ir.RankedTensorType):
+            if not isinstance(op.attributes["value"], ir.DenseElementsAttr):  # a resource blob
+                blobs.append(op.operation)
+        return ir.WalkResult.ADVANCE
+
+    func.walk(visit)
+    with func.context, ir.Location.unknown():
+        for op in blobs:
+            tensor = op.results[0].type
+            element = tensor.element_type
+            zero = ir.FloatAttr.get(element, 0.0) if isinstance(element, ir.FloatType) else ir.IntegerAttr.get(element, 0)
+            op.attributes["value"] = ir.DenseElementsAttr.get_splat(tensor, zero)
 
 
 def apply_config(root: ir.Operation, config: KernelConfig) -> None:
