@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib.util
 import io
 import json
 import re
@@ -35,9 +34,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import median_ms  # noqa: E402
+from timing import bench_models, median_ms  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("transformer", "inception", "randwire", "darts", "unet", "plain_cnn", "resnet18", "mobilenet_v2", "densenet")
 VARIANTS = ("iree-default", "schedc-heuristic", "schedc-tuned", "schedc-replay")
 # schedc-replay: the tuned module compiled for --execution=graphs (one CUDA graph replayed per
@@ -46,16 +44,6 @@ REPLAY = "schedc-replay"
 REPEATS, WARMUP = 200, 20
 # torch.compile's CUDA-graph mode is the target on these (its compile time keeps the rest out).
 RO_MODELS = ("transformer", "inception", "randwire")
-
-
-def bench_models():
-    if "bench_models" in sys.modules:
-        return sys.modules["bench_models"]
-    spec = importlib.util.spec_from_file_location("bench_models", ROOT / "bench" / "models.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_models"] = module  # torch.compile re-imports model modules by name
-    spec.loader.exec_module(module)
-    return module
 
 
 def import_models(folder: Path) -> None:

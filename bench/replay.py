@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import ast
 import csv
-import importlib.util
 import io
 import json
 import sys
@@ -46,26 +45,15 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import median_ms  # noqa: E402
+from timing import bench_models, median_ms  # noqa: E402
 
 REPEATS, WARMUP, KERNEL_CALLS = 200, 20, 5
-ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("inception", "randwire", "transformer")
 VARIANTS = {  # name -> (schedc pipeline or None for IREE alone, execution)
     "iree-default": (None, "streams"),
     "replay-serial": ("memory-order,arena-plan", "graphs"),
     "replay-waves": ("memory-order,stream-schedule{mode=max-concurrency streams=8},arena-plan", "graphs"),
 }
-
-
-def bench_models():
-    if "bench_models" in sys.modules:
-        return sys.modules["bench_models"]
-    spec = importlib.util.spec_from_file_location("bench_models", ROOT / "bench" / "models.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_models"] = module  # torch.compile re-imports model modules by name
-    spec.loader.exec_module(module)
-    return module
 
 
 def prepare(folder: Path) -> None:

@@ -18,7 +18,6 @@ each module allocates (stream.resource.alloca sizes, from its own compile).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -26,11 +25,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import median_ms  # noqa: E402
+from timing import bench_models, median_ms  # noqa: E402
 
 REPEATS, WARMUP = 200, 20
 
-ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("inception", "randwire", "transformer")
 VARIANTS = {
     "iree-default": None,
@@ -39,16 +37,6 @@ VARIANTS = {
     "schedc-max-concurrency": "memory-order,stream-schedule{mode=max-concurrency streams=8},arena-plan",
 }
 EXECUTIONS = ("streams", "graphs")
-
-
-def bench_models():
-    if "bench_models" in sys.modules:
-        return sys.modules["bench_models"]
-    spec = importlib.util.spec_from_file_location("bench_models", ROOT / "bench" / "models.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_models"] = module  # torch.compile re-imports model modules by name
-    spec.loader.exec_module(module)
-    return module
 
 
 def prepare(folder: Path) -> None:

@@ -45,13 +45,10 @@ def bench(folder: str, device: str = "cuda", calls: int = 20, warmup: int = 3, p
     """Times every candidate in `folder`; writes and returns results.json's contents."""
     import iree.runtime as rt
 
-    from .tuning import MANIFEST, RESULTS
+    from .tuning import RESULTS, read_manifest
 
     out = Path(folder)
-    try:
-        manifest = json.loads((out / MANIFEST).read_text())
-    except FileNotFoundError:
-        raise SchedcError(f"{folder}: no {MANIFEST}; run 'schedc tune prepare' first") from None
+    manifest = read_manifest(folder)
     try:
         config = rt.Config(device)
     except (RuntimeError, ValueError) as e:

@@ -258,13 +258,20 @@ def winners(manifest: dict, results: dict) -> list[TunedEntry]:
     return entries
 
 
+def read_manifest(folder: str) -> dict:
+    """The manifest `prepare` wrote into `folder`; a clear error where there is none."""
+    try:
+        return json.loads((Path(folder) / MANIFEST).read_text())
+    except FileNotFoundError:
+        raise SchedcError(f"{folder}: no {MANIFEST}; run 'schedc tune prepare' first") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise SchedcError(f"{folder}/{MANIFEST}: not a tuning manifest ({e})") from None
+
+
 def merge(folder: str, database_path: str | None, target: Target) -> tuple[KernelDatabase, list[TunedEntry], str]:
     """Adds the winners of a benched folder to a database (the built-in one by default)."""
     out = Path(folder)
-    try:
-        manifest = json.loads((out / MANIFEST).read_text())
-    except FileNotFoundError:
-        raise SchedcError(f"{folder}: no {MANIFEST}; run 'schedc tune prepare' first") from None
+    manifest = read_manifest(folder)
     try:
         results = json.loads((out / RESULTS).read_text())
     except FileNotFoundError:
