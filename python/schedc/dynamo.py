@@ -210,14 +210,14 @@ def compile_or_fall_back(graph: FrozenGraph, args, target: str, options: Backend
 
 def compiled_module(graph: FrozenGraph, args, target: str, options: BackendOptions) -> Path:
     """The path of the compiled module for `args`: from the cache, or compiled into it."""
-    from .irio import write_atomically
-
     key = cache_key(graph, args, target, options)
     path = options.cache_folder() / "dynamo" / f"{key}.vmfb"
     if path.is_file():
         return path
     mlir = import_graph(graph, args)
     import schedc
+
+    from .irio import write_atomically  # the compiler's half: only on a cache miss
 
     vmfb = schedc.compile(
         mlir, target=target, passes=options.passes, tuning=options.tuning, kernel_db=options.kernel_db,
