@@ -295,8 +295,10 @@ class CompiledGraph:
         results = self._module.forward(*tensors)
         results = results if isinstance(results, tuple) else (results,)
         device = tensors[0].device if tensors else torch.device("cpu")
-        # The runtime's numpy path returns host tensors; a DLPack path returns them in place.
-        results = tuple(r.to(device) if r.device != device else r for r in results)
+        # The runtime's host results view IREE's mapped buffers; a tensor kept to the end of the
+        # program outlived them in the interpreter's last garbage collection (a crash at exit).
+        # So results own their memory: moved to the inputs' device, or copied.
+        results = tuple(r.to(device) if r.device != device else r.clone() for r in results)
         return results if self._graph.tuple_output else results[0]
 
 
