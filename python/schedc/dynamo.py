@@ -74,6 +74,20 @@ class BackendOptions:
             options["iree_flags"] = tuple(options["iree_flags"])
         return BackendOptions(**options)
 
+    def check(self, target: str) -> None:
+        """Raises on an unknown target, chip or pass pipeline."""
+        from .targets import resolve_target
+
+        if target not in RUNTIME_DEVICES:
+            raise SchedcError(f"unknown target '{target}'; valid targets: {', '.join(RUNTIME_DEVICES)}")
+        resolve_target(target, cuda_arch=self.cuda_arch, rocm_arch=self.rocm_arch, vulkan_target=self.vulkan_target, cpu=self.cpu)
+        if self.passes is not None:
+            from schedc.passes import REGISTRY
+
+            from .pipeline import parse_pipeline
+
+            parse_pipeline(self.passes, REGISTRY)
+
     def cache_folder(self) -> Path:
         if self.cache_dir:
             return Path(self.cache_dir)
@@ -93,8 +107,7 @@ def backend(gm, example_inputs, options: dict | None = None):
     _reject_training(example_inputs)
     graph = FrozenGraph.build(gm, example_inputs)
     target = options.target or _default_target(graph.input_values(example_inputs))
-    if target not in RUNTIME_DEVICES:
-        raise SchedcError(f"unknown target '{target}'; valid targets: {', '.join(RUNTIME_DEVICES)}")
+    options.check(target)  # a mistake in the options is an error, never a silent fallback
     if graph.is_dynamic(example_inputs):
         return ShapeSpecialized(graph, target, options)
     return compile_or_fall_back(graph, example_inputs, target, options)
@@ -197,7 +210,8 @@ class _Frozen:
 
 
 def compile_or_fall_back(graph: FrozenGraph, args, target: str, options: BackendOptions):
-    """A callable running `graph` for `args`'s shapes: schedc's module, or eager on failure."""
+    """A callable running `graph` for `args`'s shapes: schedc's module, or eager where torch-mlir
+    or IREE cannot compile it. A module that cannot be loaded (a wrong device) is an error."""
     try:
         module = compiled_module(graph, args, target, options)
     except SchedcError as e:

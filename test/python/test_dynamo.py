@@ -185,6 +185,20 @@ def test_unknown_option_lists_the_valid_ones():
         BackendOptions.from_dict({"targte": "cuda"})
 
 
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"target": "tpu"}, "unknown target 'tpu'"),
+        ({"target": "cuda", "cuda_arch": "sm_99"}, "sm_99"),
+        ({"passes": "memory-ordre"}, "memory-ordre"),
+    ],
+)
+def test_a_mistake_in_the_options_is_an_error_not_a_fallback(options, message):
+    compiled = torch.compile(small_net(), backend="schedc", options=options)  # fallback on
+    with torch.no_grad(), pytest.raises(Exception, match=message):
+        compiled(torch.randn(2, 8))
+
+
 def test_cache_folder_option_env_and_default(monkeypatch, tmp_path):
     assert BackendOptions(cache_dir=str(tmp_path)).cache_folder() == tmp_path
     monkeypatch.setenv("SCHEDC_CACHE_DIR", "/somewhere")
