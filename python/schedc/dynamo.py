@@ -6,7 +6,8 @@
 
 For each graph dynamo hands over:
 1. **Freeze**: the graph's parameters and buffers (dynamo lifts them to graph inputs) become
-   constants of the compiled module, with the values they have at compile time. A later change
+   constants of the compiled module, with the values they have at compile time (for a
+   dynamic-shape graph: when each shape compiles, at its first call). A later change
    to a weight is not seen: compile again (`torch._dynamo.reset()`) after changing weights.
 2. **Import**: torch.export and torch-mlir's FX importer turn the graph into torch-dialect MLIR.
 3. **Compile**: schedc's pipeline (`schedc.compile`) for the target, by default the one of the
@@ -179,34 +180,31 @@ def _is_weight(node, value) -> bool:
     return "._parameters[" in name or "._buffers[" in name
 
 
-class _Frozen:
+def frozen_module(graph: FrozenGraph, args):
     """torch.export's view of a graph: the weights as buffers (constants after import), the
     non-tensor inputs as the constants of one specialization, the tensor inputs as arguments."""
+    import torch
 
-    @staticmethod
-    def module(graph: FrozenGraph, args):
-        import torch
+    class Frozen(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.graph = graph.gm
+            for position, weight in graph.weights.items():
+                self.register_buffer(f"weight_{position}", weight.detach())
 
-        class Frozen(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.graph = graph.gm
-                for position, weight in graph.weights.items():
-                    self.register_buffer(f"weight_{position}", weight.detach())
+        def forward(self, *tensors):
+            supplied = iter(tensors)
+            full = []
+            for position in range(len(args)):
+                if position in graph.weights:
+                    full.append(getattr(self, f"weight_{position}"))
+                elif isinstance(args[position], torch.Tensor):
+                    full.append(next(supplied))
+                else:
+                    full.append(args[position])
+            return tuple(self.graph(*full))
 
-            def forward(self, *tensors):
-                supplied = iter(tensors)
-                full = []
-                for position in range(len(args)):
-                    if position in graph.weights:
-                        full.append(getattr(self, f"weight_{position}"))
-                    elif isinstance(args[position], torch.Tensor):
-                        full.append(next(supplied))
-                    else:
-                        full.append(args[position])
-                return tuple(self.graph(*full))
-
-        return Frozen()
+    return Frozen()
 
 
 def compile_or_fall_back(graph: FrozenGraph, args, target: str, options: BackendOptions):
@@ -251,7 +249,7 @@ def import_graph(graph: FrozenGraph, args) -> str:
     tensors = [t.detach() for t in tensors]
     try:
         with torch.no_grad():
-            module = fx.export_and_import(_Frozen.module(graph, args), *tensors, output_type="torch", func_name="forward")
+            module = fx.export_and_import(frozen_module(graph, args), *tensors, output_type="torch", func_name="forward")
     except Exception as e:  # torch.export and torch-mlir raise many kinds; all mean "cannot import"
         raise SchedcError(f"torch-mlir could not import the graph: {type(e).__name__}: {e}") from None
     return str(module)
