@@ -1,0 +1,249 @@
+"""torch.compile(backend="schedc") against eager and Inductor, and its disk cache across processes.
+
+    python bench/dynamo.py cache [--models plain_cnn transformer]   # here, on the CPU
+    python bench/dynamo.py prepare DIR                              # here: modules for CUDA
+    python bench/dynamo.py run DIR                                  # GPU machine: latency
+
+`cache`: for each model, a first process compiles it through torch.compile into an empty cache
+folder, a second process runs the same program on that folder. Each reports the time from
+`torch.compile` to the end of the first call (dynamo's tracing, the compile or the cache
+look-up, the module's load and the call; torch._dynamo is imported before, in both) and the
+time spent in the schedc backend alone (compile, or cache look-up and load), and the ratios; a
+third process times the same first call with dynamo's own "eager" backend, dynamo's share.
+
+`prepare` (needs the compiler): each bench model's dynamo graph, compiled by the schedc backend's
+own path (frozen weights, torch-mlir, schedc.compile for cuda with its kernel configs), as
+DIR/<model>.vmfb, with the model's weights as DIR/<model>.pt and DIR/manifest.json. The GPU
+machine has another torch (2.11) than this one, so dynamo's cache keys differ there: `run`
+hands each graph dynamo captures there to the backend's runtime half (schedc.dynamo's
+FrozenGraph and CompiledGraph) with the module prepared here, instead of compiling.
+
+`run` (needs torch with CUDA, iree-base-runtime and numpy; DIR holds all it reads besides this
+repository's bench/, examples/ and python/schedc/): batch-1 latency on cuda of eager,
+torch.compile's Inductor (mode "default" and "reduce-overhead") and the schedc backend, the
+median of 200 calls after 20 warm-ups, input already on the device, synchronised per call, TF32
+off; each output checked against eager. Writes DIR/dynamo.json and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from timing import median_ms  # noqa: E402
+
+try:
+    import schedc  # noqa: F401
+except ImportError:  # the GPU machine: the package's source, not an installed schedc
+    sys.path.insert(0, str(ROOT / "python"))
+
+import models as bench_models  # noqa: E402
+
+
+def relative_error(actual, expected) -> float:
+    actual, expected = actual.double().cpu(), expected.double().cpu()
+    return ((actual - expected).norm() / expected.norm()).item()
+
+
+def capture_graphs(model, args) -> list:
+    """The graphs dynamo captures for `model(*args)`, with their example inputs."""
+    import torch
+
+    graphs = []
+
+    def capture(gm, example_inputs):
+        graphs.append((gm, list(example_inputs)))
+        return gm.forward
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(model, backend=capture)(*args)
+    return graphs
+
+
+# -- cache: a second process against the first -----------------------------------------------
+
+_FIRST_CALL = """
+import sys, time, json
+sys.path.insert(0, {bench!r})
+import torch, torch._dynamo  # dynamo's import: a cost of the process, not of the first call
+import schedc.dynamo
+import models
+
+backend_seconds = []
+compile_or_fall_back = schedc.dynamo.compile_or_fall_back
+
+
+def timed(*args, **kwargs):  # the schedc backend's own share: compile or cache look-up, load
+    start = time.perf_counter()
+    try:
+        return compile_or_fall_back(*args, **kwargs)
+    finally:
+        backend_seconds.append(time.perf_counter() - start)
+
+
+schedc.dynamo.compile_or_fall_back = timed
+model, args = models.SUITE[{name!r}]()
+with torch.no_grad():
+    start = time.perf_counter()
+    if {cache!r}:
+        compiled = torch.compile(model, backend="schedc", options={{"fallback": False, "cache_dir": {cache!r}}})
+    else:  # dynamo with its "eager" backend: the floor a cache hit cannot go below
+        compiled = torch.compile(model, backend="eager")
+    out = compiled(*args)
+    seconds = time.perf_counter() - start
+    error = ((out - model(*args)).norm() / model(*args).norm()).item()
+print(json.dumps({{"seconds": seconds, "backend_seconds": sum(backend_seconds), "error": error}}))
+"""
+
+
+def first_call(name: str, cache: str) -> dict:
+    script = _FIRST_CALL.format(bench=str(ROOT / "bench"), name=name, cache=cache)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    if run.returncode != 0:
+        raise SystemExit(f"{name}: the benchmark process failed:\n{run.stderr[-3000:]}")
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def cache_command(args) -> None:
+    print("first call: torch.compile to the end of the first call (s); backend: in the schedc backend (s);")
+    print("dynamo alone: the first call with dynamo's 'eager' backend, in a third process (s)")
+    print(
+        f"{'model':<14} {'1st process':>11} {'2nd process':>11} {'ratio':>6} {'1st backend':>11} {'2nd backend':>11} "
+        f"{'ratio':>6} {'dynamo alone':>12}  rel. error"
+    )
+    for name in args.models:
+        cache = tempfile.mkdtemp(prefix="schedc-dynamo-cache-")
+        try:
+            cold, warm, floor = first_call(name, cache), first_call(name, cache), first_call(name, "")
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+        print(
+            f"{name:<14} {cold['seconds']:>11.2f} {warm['seconds']:>11.2f} {cold['seconds'] / warm['seconds']:>6.1f} "
+            f"{cold['backend_seconds']:>11.2f} {warm['backend_seconds']:>11.3f} {cold['backend_seconds'] / warm['backend_seconds']:>6.0f} "
+            f"{floor['seconds']:>12.2f}  "
+            f"{max(cold['error'], warm['error']):.1e}"
+        )
+
+
+# -- prepare (here) and run (GPU machine) ---------------------------------------------------
+
+
+def prepare_command(args) -> None:
+    import torch
+
+    from schedc.dynamo import BackendOptions, FrozenGraph, compiled_module
+
+    folder = Path(args.dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    options = BackendOptions(target=args.target, fallback=False, cache_dir=str(folder / "cache"))
+    manifest = {}
+    for name in args.models:
+        model, inputs = bench_models.SUITE[name]()
+        graphs = capture_graphs(model, inputs)
+        if len(graphs) != 1:
+            print(f"{name}: skipped, dynamo captured {len(graphs)} graphs (the run maps one graph to one module)")
+            continue
+        gm, example_inputs = graphs[0]
+        path = compiled_module(FrozenGraph.build(gm, example_inputs), example_inputs, args.target, options)
+        shutil.copyfile(path, folder / f"{name}.vmfb")
+        torch.save(model.state_dict(), folder / f"{name}.pt")
+        manifest[name] = {"module": f"{name}.vmfb", "weights": f"{name}.pt", "target": args.target}
+        print(f"{name}: {folder / (name + '.vmfb')}")
+    shutil.rmtree(folder / "cache", ignore_errors=True)
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+
+def run_command(args) -> None:
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    on_gpu = args.device == "cuda"
+    folder = Path(args.dir)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    results = {}
+    for name, entry in manifest.items():
+        if args.models and name not in args.models:
+            continue
+        model, inputs = bench_models.SUITE[name]()
+        model.load_state_dict(torch.load(folder / entry["weights"]))
+        model = model.to(args.device).eval()
+        inputs = tuple(x.to(args.device) for x in inputs)
+        iree_device = "cuda" if on_gpu else "local-task"
+        results[name] = measure(model, inputs, folder / entry["module"], iree_device, on_gpu, args.repeats)
+        print(name, json.dumps(results[name]), flush=True)
+    (folder / "dynamo.json").write_text(json.dumps(results, indent=1))
+    print_table(results)
+
+
+def measure(model, inputs, module_path: Path, iree_device: str, on_gpu: bool, repeats: int) -> dict:
+    import torch
+
+    from schedc.dynamo import CompiledGraph, FrozenGraph
+
+    def prepared_schedc(gm, example_inputs):  # the backend's runtime half, the module from `prepare`
+        return CompiledGraph(FrozenGraph.build(gm, example_inputs), module_path, iree_device)
+
+    with torch.no_grad():
+        expected = model(*inputs)
+    variants = {
+        "eager": lambda: model,
+        "inductor": lambda: torch.compile(model),
+        "inductor_reduce_overhead": lambda: torch.compile(model, mode="reduce-overhead"),
+        "schedc": lambda: torch.compile(model, backend=prepared_schedc),
+    }
+    result = {}
+    for variant, make in variants.items():
+        torch._dynamo.reset()
+        try:
+            compiled = make()
+
+            def call():
+                compiled(*inputs)
+                if on_gpu:
+                    torch.cuda.synchronize()
+
+            with torch.no_grad():
+                error = relative_error(compiled(*inputs), expected)
+                result[variant] = {"ms": median_ms(call, repeats=repeats, warmup=20), "rel_error": error}
+        except Exception as e:  # one failing variant must not lose the others' figures
+            result[variant] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
+    return result
+
+
+def print_table(results: dict) -> None:
+    variants = ["eager", "inductor", "inductor_reduce_overhead", "schedc"]
+    print(f"{'model':<14}" + "".join(f"{v + ' ms':>28}" for v in variants))
+    for name, result in results.items():
+        cells = [f"{result[v]['ms']:.3f}" if "ms" in result[v] else "failed" for v in variants]
+        print(f"{name:<14}" + "".join(f"{c:>28}" for c in cells))
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    cache = commands.add_parser("cache", help="first call: a second process against the first (CPU)")
+    cache.add_argument("--models", nargs="+", default=["plain_cnn", "transformer", "resnet18"], choices=sorted(bench_models.SUITE))
+    prepare = commands.add_parser("prepare", help="compile the bench models' graphs for cuda into DIR")
+    prepare.add_argument("dir")
+    prepare.add_argument("--target", default="cuda", help="cuda (default), or llvm-cpu to try `run --device=cpu` here")
+    prepare.add_argument("--models", nargs="+", default=sorted(bench_models.SUITE), choices=sorted(bench_models.SUITE))
+    run = commands.add_parser("run", help="GPU machine: latency of eager, Inductor and schedc")
+    run.add_argument("dir")
+    run.add_argument("--device", default="cuda", choices=["cuda", "cpu"], help="cpu: a check of the script here (modules prepared with --target=llvm-cpu)")
+    run.add_argument("--repeats", type=int, default=200)
+    run.add_argument("--models", nargs="+", default=None)
+    args = parser.parse_args(argv)
+    {"cache": cache_command, "prepare": prepare_command, "run": run_command}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,361 @@
+"""`torch.compile(model, backend="schedc")`: a TorchDynamo backend that compiles with schedc.
+
+    model = torch.compile(model, backend="schedc", options={"target": "cuda"})
+    with torch.no_grad():
+        y = model(x)
+
+For each graph dynamo hands over:
+1. **Freeze**: the graph's parameters and buffers (dynamo lifts them to graph inputs) become
+   constants of the compiled module, with the values they have at compile time (for a
+   dynamic-shape graph: when each shape compiles, at its first call). A later change
+   to a weight is not seen: compile again (`torch._dynamo.reset()`) after changing weights.
+2. **Import**: torch.export and torch-mlir's FX importer turn the graph into torch-dialect MLIR.
+3. **Compile**: schedc's pipeline (`schedc.compile`) for the target, by default the one of the
+   example inputs' device (CUDA tensors: `cuda`, else `llvm-cpu`).
+4. **Cache**: the module is written to a cache folder (`options={"cache_dir": ...}`, else
+   `$SCHEDC_CACHE_DIR`, else `~/.cache/schedc`), keyed by the graph's code, its input types,
+   the frozen weights' bytes, the options and the schedc, IREE, torch-mlir and torch versions:
+   another process compiling the same model loads it instead of compiling again.
+5. **Load** on the inputs' device; calls take and return torch tensors.
+
+Shapes are static: a new input shape fails dynamo's guards and comes back as a new graph. When
+dynamo marks a dimension dynamic instead (`dynamic=True`, or its automatic dynamic shapes after
+a shape changed), the graph is compiled once per concrete shape it is called with.
+
+A graph that torch-mlir or IREE cannot compile runs eagerly, with one warning naming the op
+(`options={"fallback": False}`: an error instead). Inference only: a graph that needs
+gradients raises "not supported yet"; call the model under `torch.no_grad()`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import SchedcError
+
+# The runtime device a module compiled for each target is loaded on.
+RUNTIME_DEVICES = {"llvm-cpu": "local-task", "cuda": "cuda", "rocm": "hip", "vulkan": "vulkan"}
+
+
+class FallbackWarning(UserWarning):
+    """A graph schedc could not compile runs in eager PyTorch instead."""
+
+
+@dataclass(frozen=True)
+class BackendOptions:
+    """What `torch.compile(..., options={...})` can say to the schedc backend."""
+
+    target: str | None = None  # llvm-cpu, cuda, rocm, vulkan; None: the example inputs' device
+    device: str | None = None  # the IREE runtime device; None: the target's (local-task, cuda, ...)
+    fallback: bool = True  # a graph schedc cannot compile runs eagerly (with a warning)
+    cache_dir: str | None = None  # None: $SCHEDC_CACHE_DIR, else ~/.cache/schedc
+    passes: str | None = None  # schedc's pass pipeline; None: the default one
+    tuning: bool = True  # GPU kernel configs (kernel-config)
+    kernel_db: str | None = None
+    cuda_arch: str | None = None
+    rocm_arch: str | None = None
+    vulkan_target: str | None = None
+    cpu: str | None = None
+    iree_flags: tuple[str, ...] = ()
+
+    @staticmethod
+    def from_dict(options: dict | None) -> "BackendOptions":
+        options = dict(options or {})
+        valid = [f.name for f in dataclasses.fields(BackendOptions)]
+        unknown = sorted(set(options) - set(valid))
+        if unknown:
+            raise SchedcError(f"unknown schedc backend option(s) {', '.join(map(repr, unknown))}; valid: {', '.join(valid)}")
+        if "iree_flags" in options:
+            options["iree_flags"] = tuple(options["iree_flags"])
+        return BackendOptions(**options)
+
+    def check(self, target: str) -> None:
+        """Raises on an unknown target, chip or pass pipeline."""
+        from .targets import resolve_target
+
+        if target not in RUNTIME_DEVICES:
+            raise SchedcError(f"unknown target '{target}'; valid targets: {', '.join(RUNTIME_DEVICES)}")
+        resolve_target(target, cuda_arch=self.cuda_arch, rocm_arch=self.rocm_arch, vulkan_target=self.vulkan_target, cpu=self.cpu)
+        if self.passes is not None:
+            from schedc.passes import REGISTRY
+
+            from .pipeline import parse_pipeline
+
+            parse_pipeline(self.passes, REGISTRY)
+
+    def cache_folder(self) -> Path:
+        if self.cache_dir:
+            return Path(self.cache_dir)
+        if os.environ.get("SCHEDC_CACHE_DIR"):
+            return Path(os.environ["SCHEDC_CACHE_DIR"])
+        return Path.home() / ".cache" / "schedc"
+
+    def compile_options(self) -> dict:
+        """The options that change the compiled module (the cache key's share)."""
+        keep = ("passes", "tuning", "kernel_db", "cuda_arch", "rocm_arch", "vulkan_target", "cpu", "iree_flags")
+        return {name: getattr(self, name) for name in keep}
+
+
+def backend(gm, example_inputs, options: dict | None = None):
+    """The `schedc` TorchDynamo backend: returns a callable that runs `gm` compiled by schedc."""
+    options = BackendOptions.from_dict(options)
+    _reject_training(example_inputs)
+    graph = FrozenGraph.build(gm, example_inputs)
+    target = options.target or _default_target(graph.input_values(example_inputs))
+    options.check(target)  # a mistake in the options is an error, never a silent fallback
+    if graph.is_dynamic(example_inputs):
+        return ShapeSpecialized(graph, target, options)
+    return compile_or_fall_back(graph, example_inputs, target, options)
+
+
+def _reject_training(example_inputs) -> None:
+    import torch
+
+    if torch.is_grad_enabled() and any(isinstance(a, torch.Tensor) and a.requires_grad for a in example_inputs):
+        raise SchedcError(
+            "schedc's torch.compile backend: graphs that need gradients (training) are not supported yet; "
+            "run the model under torch.no_grad() or torch.inference_mode()"
+        )
+
+
+def _default_target(inputs) -> str:
+    import torch
+
+    devices = {a.device.type for a in inputs if isinstance(a, torch.Tensor)}
+    return "cuda" if "cuda" in devices else "llvm-cpu"
+
+
+@dataclass
+class FrozenGraph:
+    """A dynamo graph split into the weights it freezes and the inputs a call passes."""
+
+    gm: object  # torch.fx.GraphModule
+    weights: dict[int, object]  # graph input position -> the parameter or buffer (tensor)
+    input_positions: list[int]  # the other graph inputs, in order
+    tuple_output: bool
+
+    @staticmethod
+    def build(gm, example_inputs) -> "FrozenGraph":
+        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        weights = {i: example_inputs[i] for i, node in enumerate(placeholders) if _is_weight(node, example_inputs[i])}
+        inputs = [i for i in range(len(placeholders)) if i not in weights]
+        output = next(n for n in gm.graph.nodes if n.op == "output")
+        return FrozenGraph(gm, weights, inputs, isinstance(output.args[0], (tuple, list)))
+
+    def input_values(self, args) -> list:
+        return [args[i] for i in self.input_positions]
+
+    def is_dynamic(self, example_inputs) -> bool:
+        import torch
+
+        for value in self.input_values(example_inputs):
+            if isinstance(value, torch.SymInt):
+                return True
+            if isinstance(value, torch.Tensor) and not all(isinstance(d, int) for d in value.shape):
+                return True
+        return any(
+            not all(isinstance(d, int) for d in getattr(n.meta.get("example_value"), "shape", ()))
+            for n in self.gm.graph.nodes
+            if n.op == "placeholder"
+        )
+
+
+def _is_weight(node, value) -> bool:
+    """A parameter or buffer of an nn.Module that dynamo lifted to a graph input."""
+    import torch
+
+    if isinstance(value, torch.nn.Parameter):
+        return True
+    grapharg = node.meta.get("grapharg")
+    source = getattr(grapharg, "source", None)
+    if source is None or not isinstance(value, torch.Tensor):
+        return False
+    name = source.name if isinstance(source.name, str) else source.name()
+    return "._parameters[" in name or "._buffers[" in name
+
+
+def frozen_module(graph: FrozenGraph, args):
+    """torch.export's view of a graph: the weights as buffers (constants after import), the
+    non-tensor inputs as the constants of one specialization, the tensor inputs as arguments."""
+    import torch
+
+    class Frozen(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.graph = graph.gm
+            for position, weight in graph.weights.items():
+                self.register_buffer(f"weight_{position}", weight.detach())
+
+        def forward(self, *tensors):
+            supplied = iter(tensors)
+            full = []
+            for position in range(len(args)):
+                if position in graph.weights:
+                    full.append(getattr(self, f"weight_{position}"))
+                elif isinstance(args[position], torch.Tensor):
+                    full.append(next(supplied))
+                else:
+                    full.append(args[position])
+            return tuple(self.graph(*full))
+
+    return Frozen()
+
+
+def compile_or_fall_back(graph: FrozenGraph, args, target: str, options: BackendOptions):
+    """A callable running `graph` for `args`'s shapes: schedc's module, or eager where torch-mlir
+    or IREE cannot compile it. A module that cannot be loaded (a wrong device) is an error."""
+    try:
+        module = compiled_module(graph, args, target, options)
+    except SchedcError as e:
+        if not options.fallback:
+            raise
+        warnings.warn(f"schedc could not compile a graph ({failing_op(str(e))}); it runs in eager PyTorch: {_first_line(str(e))}", FallbackWarning, stacklevel=2)
+        return graph.gm.forward
+    return CompiledGraph(graph, module, options.device or RUNTIME_DEVICES[target])
+
+
+def compiled_module(graph: FrozenGraph, args, target: str, options: BackendOptions) -> Path:
+    """The path of the compiled module for `args`: from the cache, or compiled into it."""
+    key = cache_key(graph, args, target, options)
+    path = options.cache_folder() / "dynamo" / f"{key}.vmfb"
+    if path.is_file():
+        return path
+    mlir = import_graph(graph, args)
+    import schedc
+
+    from .irio import write_atomically  # the compiler's half: only on a cache miss
+
+    vmfb = schedc.compile(
+        mlir, target=target, passes=options.passes, tuning=options.tuning, kernel_db=options.kernel_db,
+        cuda_arch=options.cuda_arch, rocm_arch=options.rocm_arch, vulkan_target=options.vulkan_target,
+        cpu=options.cpu, iree_flags=options.iree_flags,
+    )
+    write_atomically(str(path), vmfb)  # a concurrent process writes the same bytes
+    return path
+
+
+def import_graph(graph: FrozenGraph, args) -> str:
+    """torch-dialect MLIR for the graph at `args`'s shapes, the weights inlined."""
+    import torch
+    from torch_mlir import fx
+
+    tensors = [args[i] for i in graph.input_positions if isinstance(args[i], torch.Tensor)]
+    tensors = [t.detach() for t in tensors]
+    try:
+        with torch.no_grad():
+            module = fx.export_and_import(frozen_module(graph, args), *tensors, output_type="torch", func_name="forward")
+    except Exception as e:  # torch.export and torch-mlir raise many kinds; all mean "cannot import"
+        raise SchedcError(f"torch-mlir could not import the graph: {type(e).__name__}: {e}") from None
+    return str(module)
+
+
+def cache_key(graph: FrozenGraph, args, target: str, options: BackendOptions) -> str:
+    """A hash of all a compiled module depends on: the graph's code, its inputs' types and
+    shapes (and non-tensor values), the weights' bytes, the options and the tools' versions."""
+    import torch
+
+    digest = hashlib.sha256()
+    digest.update(graph.gm.code.encode())
+    for position, value in enumerate(args):
+        if position in graph.weights:
+            weight = graph.weights[position].detach().cpu().contiguous()
+            digest.update(f"weight {position} {weight.dtype} {tuple(weight.shape)}\n".encode())
+            digest.update(weight.view(torch.uint8).numpy().data if weight.numel() else b"")
+        elif isinstance(value, torch.Tensor):
+            digest.update(f"input {position} {value.dtype} {tuple(value.shape)}\n".encode())
+        else:
+            digest.update(f"value {position} {value!r}\n".encode())
+    digest.update(repr((target, sorted(options.compile_options().items()), tool_versions())).encode())
+    return digest.hexdigest()[:32]
+
+
+def tool_versions() -> tuple[str, ...]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    import schedc
+
+    versions = [f"schedc {schedc.__version__}"]
+    for package in ("iree-base-compiler", "torch-mlir", "torch"):
+        try:
+            versions.append(f"{package} {version(package)}")
+        except PackageNotFoundError:
+            versions.append(f"{package} none")
+    return tuple(versions)
+
+
+class CompiledGraph:
+    """Calls a compiled module with the graph's non-weight tensor inputs; returns what the
+    graph returns (a tuple of tensors) on the inputs' device."""
+
+    def __init__(self, graph: FrozenGraph, path: Path, device: str):
+        import schedc
+
+        self._graph = graph
+        self.path = path
+        self._module = schedc.load(path, device=device)
+
+    def __call__(self, *args):
+        import torch
+
+        tensors = [args[i] for i in self._graph.input_positions if isinstance(args[i], torch.Tensor)]
+        results = self._module.forward(*tensors)
+        results = results if isinstance(results, tuple) else (results,)
+        device = tensors[0].device if tensors else torch.device("cpu")
+        # The runtime's host results view IREE's mapped buffers; a tensor kept to the end of the
+        # program outlived them in the interpreter's last garbage collection (a crash at exit).
+        # So results own their memory: moved to the inputs' device, or copied.
+        results = tuple(r.to(device) if r.device != device else r.clone() for r in results)
+        return results if self._graph.tuple_output else results[0]
+
+
+class ShapeSpecialized:
+    """A dynamic-shape graph, compiled once per concrete signature it is called with."""
+
+    def __init__(self, graph: FrozenGraph, target: str, options: BackendOptions):
+        self._graph, self._target, self._options = graph, target, options
+        self._compiled: dict[tuple, object] = {}
+
+    def __call__(self, *args):
+        signature = tuple(_signature(a) for a in args)
+        if signature not in self._compiled:
+            self._compiled[signature] = compile_or_fall_back(self._graph, list(args), self._target, self._options)
+        return self._compiled[signature](*args)
+
+
+def _signature(value):
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return (str(value.dtype), tuple(value.shape), value.device.type)
+    return repr(value)
+
+
+# How torch-mlir's and IREE's messages name an op, most specific first: a torch op on the
+# failing line of IREE's diagnostic, an aten op from torch.export, a higher-order op the FX
+# importer lacks, then any MLIR op a diagnostic names ('math.absf' op).
+_OP_NAMES = (
+    re.compile(r"torch\.(?:aten|prims|prim)\.[\w.]+|torch\.operator \"[^\"]+\""),
+    re.compile(r"aten(?:\.|::)[\w.]+"),
+    re.compile(r"operation '(\w+)'"),
+    re.compile(r"'([a-z_]+\.[\w.]+)' op"),
+)
+
+
+def failing_op(message: str) -> str:
+    """The op a compile error is about, as the error names it."""
+    for pattern in _OP_NAMES:
+        match = pattern.search(message)
+        if match:
+            return f"op {match.group(match.lastindex or 0)}"
+    return "an op the error does not name"
+
+
+def _first_line(message: str) -> str:
+    lines = [line for line in message.strip().splitlines() if line.strip()]
+    return lines[0][:300] if lines else ""

@@ -1,0 +1,222 @@
+"""torch.compile(model, backend="schedc"): outputs equal eager's, the disk cache serves a second
+process, new shapes recompile, weights are frozen, failures fall back with one warning."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pytest
+import torch
+from torch import nn
+
+from conftest import ROOT
+from schedc.dynamo import BackendOptions, FallbackWarning, failing_op
+from schedc.errors import SchedcError
+
+_spec = importlib.util.spec_from_file_location("bench_models", ROOT / "bench" / "models.py")
+bench_models = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench_models)
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo(tmp_path, monkeypatch):
+    """Each test starts with dynamo's compiled code forgotten and an empty cache of its own."""
+    monkeypatch.setenv("SCHEDC_CACHE_DIR", str(tmp_path / "cache"))
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def cached_modules(tmp_path) -> list:
+    return sorted((tmp_path / "cache" / "dynamo").glob("*.vmfb"))
+
+
+def relative_error(actual, expected) -> float:
+    return ((actual.double() - expected.double()).norm() / expected.double().norm()).item()
+
+
+class SmallNet(nn.Module):
+    """A parameter, a buffer and batch norm: the weights dynamo lifts to graph inputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 16)
+        self.norm = nn.BatchNorm1d(16)
+        self.register_buffer("scale", torch.linspace(0.5, 1.5, 16))
+
+    def forward(self, x):
+        return (self.norm(self.fc(x)) * self.scale).relu()
+
+
+def small_net():
+    torch.manual_seed(0)
+    net = SmallNet().eval()
+    net.norm.running_mean.normal_(0, 0.1)
+    return net
+
+
+def compile_and_compare(model, args, **options):
+    compiled = torch.compile(model, backend="schedc", options={"fallback": False, **options})
+    with torch.no_grad():
+        actual, expected = compiled(*args), model(*args)
+    return actual, expected
+
+
+@pytest.mark.parametrize("name", ["plain_cnn", "transformer"])
+def test_bench_models_match_eager(name):
+    model, args = bench_models.SUITE[name]()
+    actual, expected = compile_and_compare(model, args)
+    assert relative_error(actual, expected) <= 1e-4
+
+
+def test_huggingface_gpt2_matches_eager():
+    from transformers import GPT2Config, GPT2Model
+
+    torch.manual_seed(0)
+    config = GPT2Config(n_layer=2, n_embd=64, n_head=2, vocab_size=128, n_positions=32, bos_token_id=0, eos_token_id=0)
+    model = GPT2Model(config).eval()
+    tokens = torch.randint(0, 128, (1, 16))
+    compiled = torch.compile(model, backend="schedc", options={"fallback": False})
+    with torch.no_grad():
+        actual, expected = compiled(tokens).last_hidden_state, model(tokens).last_hidden_state
+    assert relative_error(actual, expected) <= 1e-4
+
+
+def test_huggingface_resnet_matches_eager():
+    from transformers import ResNetConfig, ResNetModel
+
+    torch.manual_seed(0)
+    config = ResNetConfig(embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1], layer_type="basic")
+    model = ResNetModel(config).eval()
+    image = torch.randn(1, 3, 32, 32)
+    compiled = torch.compile(model, backend="schedc", options={"fallback": False})
+    with torch.no_grad():
+        actual, expected = compiled(image).pooler_output, model(image).pooler_output
+    assert relative_error(actual, expected) <= 1e-4
+
+
+def test_new_shape_recompiles_and_same_shape_reuses(tmp_path):
+    model = small_net()
+    compiled = torch.compile(model, backend="schedc", options={"fallback": False})
+    with torch.no_grad():
+        for batch in (2, 2, 5, 5):
+            x = torch.randn(batch, 8)
+            assert relative_error(compiled(x), model(x)) <= 1e-4
+    assert len(cached_modules(tmp_path)) == 2  # one module per shape, none for a repeat
+
+
+def test_weights_are_frozen_at_compile_time(tmp_path):
+    model = small_net()
+    x = torch.randn(2, 8)
+    compiled = torch.compile(model, backend="schedc", options={"fallback": False})
+    with torch.no_grad():
+        before = compiled(x)
+        model.fc.bias.add_(1.0)
+        assert torch.equal(compiled(x), before)  # the module holds the weights it was compiled with
+        torch._dynamo.reset()
+        recompiled = torch.compile(model, backend="schedc", options={"fallback": False})
+        assert relative_error(recompiled(x), model(x)) <= 1e-4
+    assert len(cached_modules(tmp_path)) == 2  # the new weights' bytes are a new cache key
+
+
+_SECOND_PROCESS = """
+import sys, torch
+sys.path.insert(0, {test_dir!r})
+from test_dynamo import small_net
+import schedc.driver, schedc.dynamo
+if {forbid_compile}:
+    def no_compile(*args, **kwargs):
+        raise AssertionError("compiled although the cache holds the module")
+    schedc.driver.compile_with_options = schedc.dynamo.import_graph = no_compile
+model = small_net()
+compiled = torch.compile(model, backend="schedc", options={{"fallback": False, "cache_dir": {cache!r}}})
+x = torch.arange(16, dtype=torch.float32).reshape(2, 8)
+with torch.no_grad():
+    y = compiled(x)  # kept to the end: results must not outlive the module's memory at exit
+    error = ((y - model(x)).norm() / model(x).norm()).item()
+assert error <= 1e-4, error
+print("ok")
+"""
+
+
+def test_a_second_process_loads_the_module_from_the_cache(tmp_path):
+    cache = str(tmp_path / "shared-cache")
+    for forbid_compile in (False, True):
+        script = _SECOND_PROCESS.format(test_dir=str(ROOT / "test" / "python"), forbid_compile=forbid_compile, cache=cache)
+        run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
+        assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-3000:]
+    assert len(list((tmp_path / "shared-cache" / "dynamo").glob("*.vmfb"))) == 1
+
+
+def spectrum(x):
+    return torch.fft.rfft(x).abs()  # IREE 3.13 cannot lower abs of a complex tensor
+
+
+def test_graph_iree_cannot_compile_runs_eagerly_with_one_warning():
+    compiled = torch.compile(spectrum, backend="schedc")
+    x = torch.randn(4, 8)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first, second = compiled(x), compiled(x)
+    fallbacks = [w for w in caught if issubclass(w.category, FallbackWarning)]
+    assert len(fallbacks) == 1
+    assert "torch.aten.abs" in str(fallbacks[0].message)
+    assert torch.equal(first, spectrum(x)) and torch.equal(second, spectrum(x))
+
+
+def test_fallback_false_makes_a_failing_graph_an_error():
+    compiled = torch.compile(spectrum, backend="schedc", options={"fallback": False})
+    with pytest.raises(Exception, match="torch.aten.abs"):
+        compiled(torch.randn(4, 8))
+
+
+def test_training_is_not_supported_yet():
+    compiled = torch.compile(small_net(), backend="schedc")
+    with pytest.raises(Exception, match="not supported yet"):
+        compiled(torch.randn(2, 8))  # grad mode, parameters that require gradients
+
+
+def test_unknown_option_lists_the_valid_ones():
+    with pytest.raises(SchedcError, match="unknown schedc backend option.*'targte'.*valid: target, device, fallback"):
+        BackendOptions.from_dict({"targte": "cuda"})
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"target": "tpu"}, "unknown target 'tpu'"),
+        ({"target": "cuda", "cuda_arch": "sm_99"}, "sm_99"),
+        ({"passes": "memory-ordre"}, "memory-ordre"),
+    ],
+)
+def test_a_mistake_in_the_options_is_an_error_not_a_fallback(options, message):
+    compiled = torch.compile(small_net(), backend="schedc", options=options)  # fallback on
+    with torch.no_grad(), pytest.raises(Exception, match=message):
+        compiled(torch.randn(2, 8))
+
+
+def test_cache_folder_option_env_and_default(monkeypatch, tmp_path):
+    assert BackendOptions(cache_dir=str(tmp_path)).cache_folder() == tmp_path
+    monkeypatch.setenv("SCHEDC_CACHE_DIR", "/somewhere")
+    assert str(BackendOptions().cache_folder()) == "/somewhere"
+    monkeypatch.delenv("SCHEDC_CACHE_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert BackendOptions().cache_folder() == tmp_path / ".cache" / "schedc"
+
+
+@pytest.mark.parametrize(
+    "message, op",
+    [
+        ("x.mlir:11:10: error: 'math.absf' op operand #0\n  %5 = torch.aten.abs %4 : ...", "op torch.aten.abs"),
+        ("NotImplementedError: Higher-order operation 'with_effects' not implemented", "op with_effects"),
+        ("no lowering for aten.histc.default", "op aten.histc.default"),
+        ("error: 'stream.cmd.dispatch' op invalid", "op stream.cmd.dispatch"),
+        ("Failure while executing pass pipeline", "an op the error does not name"),
+    ],
+)
+def test_failing_op_names_the_op_the_error_names(message, op):
+    assert failing_op(message) == op
