@@ -171,6 +171,18 @@ def _pow2_tiles(n: int, choices=(1, 2, 4, 8, 16, 32, 64, 128, 256)) -> list[int]
     return tiles or [1]
 
 
+def k_steps(k: int) -> list[int]:
+    """Reduction steps worth trying for a reduction of length k: 16, 32 and 64 where they
+    divide it, else its largest divisors up to 64 (72 channels step by 36 or 24, not by 1)."""
+    steps = [s for s in (16, 32, 64) if k % s == 0]
+    if steps:
+        return steps
+    if k <= 64:
+        return [k]
+    divisors = [d for d in range(64, 3, -1) if k % d == 0]
+    return divisors[:2] or [1]
+
+
 def _reduction_tiles(sig: KernelSignature, k_tile: int) -> tuple[int, ...]:
     """Small reduction loops (a conv's window) whole; the largest one in steps of k_tile."""
     tiles = [0] * len(sig.loops)
@@ -258,7 +270,7 @@ def candidate_configs(sig: KernelSignature, limit: int = 12) -> list[KernelConfi
             for tho in (1, 2, 4)
         ]
         main_k = max((sig.loops[i] for i in sig.reduction_loops), default=1)
-        k_tiles = [k for k in (16, 32, 64) if main_k % k == 0] or [main_k if main_k <= 64 else 1]
+        k_tiles = k_steps(main_k)
         promotes = [True, False] if _promotable(sig) else [False]
     for to, ti, tho, thi in shapes:
         for k in k_tiles:

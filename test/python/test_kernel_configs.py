@@ -182,3 +182,15 @@ def test_times_within_the_launch_noise_are_a_tie_broken_by_the_estimate():
     ]}
     [entry] = winners(manifest, results)
     assert entry.config == better and entry.time_us == 8.0
+
+
+def test_k_steps_divide_the_reduction():
+    from schedc.kernel_configs import k_steps
+
+    assert k_steps(1024) == [16, 32, 64]
+    assert k_steps(48) == [16]
+    assert k_steps(42) == [42]  # short: one step
+    assert k_steps(72) == [36, 24] and k_steps(78) == [39, 26]  # not 72 steps of 1
+    assert k_steps(67) == [1]  # a prime: nothing else divides it
+    for config in candidate_configs(conv1x1(48, 64, 72)):
+        assert config.reduction[2] in (36, 24)
