@@ -6,6 +6,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, TextIO
 
+from schedc.timing import PhaseTimer
+
 
 @dataclass
 class PassContext:
@@ -18,6 +20,8 @@ class PassContext:
     target: str = ""
     # Warnings about the user's IR that do not stop the compile: (location, message).
     warnings: list = field(default_factory=list)
+    # Wall time per pass (nested under the driver's phase), for `schedc --timing`.
+    timer: PhaseTimer = field(default_factory=PhaseTimer)
 
     def warn(self, location, message: str) -> None:
         self.warnings.append((location, message))

@@ -33,6 +33,7 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--cpu", help="CPU to generate code for (default host)")
     p.add_argument("--report", metavar="PATH.json", help="write what schedc decided and IREE's transient bytes with and without it")
     p.add_argument("--summary", action="store_true", help="print a short summary of the report")
+    p.add_argument("--timing", action="store_true", help="print the wall time of each phase and schedc pass")
     p.add_argument("--verify-plan", action="store_true", help="check every arena plan: no shared bytes between live slices, alignment")
     p.add_argument("--execution", default="streams", choices=("streams", "graphs"), help="how cuda/hip run the module: on one stream, or as graphs with concurrent branches")
     p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG", help="an extra flag for iree-compile (repeatable)")
@@ -78,6 +79,7 @@ def cmd_compile(args) -> int:
     from schedc.irio import write_atomically
     from schedc.report import summary_lines, write_report
     from schedc.targets import resolve_target
+    from schedc.timing import PhaseTimer, timing_report
 
     input_path = Path(args.input)
     output = args.output or str(Path(input_path.stem + (".vmfb" if args.emit == "vmfb" else f".{args.emit}.mlir")))
@@ -93,10 +95,18 @@ def cmd_compile(args) -> int:
         verify_plan=args.verify_plan,
         execution=args.execution,
     )
-    result = compile_with_options(str(input_path), options)
-    write_atomically(output, result.output)
-    if args.report:
-        write_report(args.report, result.report)
+    # On a terminal, each phase's name shows as it starts; piped or redirected, nothing does.
+    timer = PhaseTimer(progress=sys.stderr if sys.stderr.isatty() else None)
+    try:
+        result = compile_with_options(str(input_path), options, timer=timer)
+        write_atomically(output, result.output)
+        if args.report:
+            with timer.phase("report: writing " + Path(args.report).name):
+                write_report(args.report, result.report)
+    finally:
+        timer.finish()
+    if args.timing:
+        print(timing_report(timer.entries, timer.total_seconds), file=sys.stderr)
     if args.summary:
         print("\n".join(summary_lines(result.report)))
     if output != "-":

@@ -33,6 +33,7 @@ from .iree_tools import (
 from .irio import check_input_file, module_text, parse_module, printable, write_atomically
 from .pipeline import PipelineError, parse_pipeline, run_pipeline
 from .targets import Target, resolve_target
+from .timing import PhaseTimer
 
 EMIT_KINDS = ("flow", "stream", "vmfb")
 PHASE_FILES = {  # phase -> file name in the work folder and in --dump-phases
@@ -70,6 +71,7 @@ class CompileResult:
     phases: dict[str, Path] = field(default_factory=dict)
     records: dict = field(default_factory=dict)  # what passes recorded, for reports
     report: dict | None = None
+    timer: PhaseTimer | None = None  # wall time per phase and pass
 
 
 def compile(
@@ -108,7 +110,8 @@ def compile(
     return result.output
 
 
-def compile_with_options(source, options: CompileOptions, pass_output=None) -> CompileResult:
+def compile_with_options(source, options: CompileOptions, pass_output=None, timer: PhaseTimer | None = None) -> CompileResult:
+    """Runs the phases; `timer` (a silent one by default) gets each phase's and pass's time."""
     if options.emit not in EMIT_KINDS:
         raise CompileError(f"unknown --emit '{options.emit}'; valid: {', '.join(EMIT_KINDS)}")
     if options.execution not in ("streams", "graphs"):
@@ -127,6 +130,7 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
     flow_passes = [i for i in invocations if REGISTRY[i.name].phase == "flow"]
     async_passes = [i for i in invocations if REGISTRY[i.name].phase == "stream-async"]
     stream_passes = [i for i in invocations if REGISTRY[i.name].phase == "stream"]
+    timer = timer if timer is not None else PhaseTimer()
     work = Path(tempfile.mkdtemp(prefix="schedc-"))
     keep_work = False
     try:
@@ -134,20 +138,23 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
         target_flags = options.target.iree_flags() + list(options.iree_flags)
         if options.execution == "graphs":
             target_flags.append("--iree-hal-indirect-command-buffers=false")
-        result = CompileResult(output=b"")
+        result = CompileResult(output=b"", timer=timer)
 
         # 1. IREE: input -> flow.
         flow = work / PHASE_FILES["flow"]
-        run_iree_compile([str(input_path), *target_flags, "--compile-to=flow", "-o", str(flow)], what="IREE up to the flow phase")
+        with timer.phase("IREE up to the flow phase"):
+            run_iree_compile([str(input_path), *target_flags, "--compile-to=flow", "-o", str(flow)], what="IREE up to the flow phase")
         result.phases["flow"] = flow
 
         # 2. schedc's passes on the flow phase.
         context = PassContext(out=pass_output) if pass_output is not None else PassContext()
         context.target = options.target.name
+        context.timer = timer
         scheduled = flow
         if flow_passes:
             scheduled = work / PHASE_FILES["schedc"]
-            _run_schedc_passes(flow, scheduled, flow_passes, context)
+            with timer.phase("schedc's flow-phase passes"):
+                _run_schedc_passes(flow, scheduled, flow_passes, context)
             result.phases["schedc"] = scheduled
         result.records = context.records
         if options.execution == "graphs":
@@ -160,18 +167,21 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
 
         # 3. IREE: flow -> stream, with schedc's stream-phase passes inside it.
         stream = work / PHASE_FILES["stream"]
-        _stream_phase(scheduled, stream, work, target_flags, options, async_passes, stream_passes, context)
-        stream.write_text(printable(stream.read_text()))
+        with timer.phase("IREE's stream phase" + (" with schedc's passes" if async_passes or stream_passes else "")):
+            _stream_phase(scheduled, stream, work, target_flags, options, async_passes, stream_passes, context)
+            stream.write_text(printable(stream.read_text()))
         result.phases["stream"] = stream
         if options.report:
-            result.report = _report(work, flow, stream, target_flags, options, pipeline_text, result.records)
+            with timer.phase("report: IREE's stream phase without schedc"):
+                result.report = _report(work, flow, stream, target_flags, options, pipeline_text, result.records)
         if options.emit in ("flow", "stream"):
             result.output = (scheduled if options.emit == "flow" else stream).read_text()
             return result
 
         # 4. IREE: stream -> VM module.
         vmfb = work / PHASE_FILES["vmfb"]
-        run_iree_compile([str(stream), *target_flags, "--compile-from=stream", "-o", str(vmfb)], what="IREE from the stream phase to the module")
+        with timer.phase("IREE from the stream phase to the module"):
+            run_iree_compile([str(stream), *target_flags, "--compile-from=stream", "-o", str(vmfb)], what="IREE from the stream phase to the module")
         result.phases["vmfb"] = vmfb
         result.output = vmfb.read_bytes()
         return result
