@@ -23,6 +23,7 @@ from iree.compiler import ir
 from schedc.dialects.sched import POSITION, STRATEGY
 from schedc.extract import body_ops, build_kernel_graph, function_ops
 from schedc.ordering import STRATEGIES, OrderLimits, best_order
+from schedc.report import kernel_graph_record, live_timeline
 
 from ._base import PassInfo
 
@@ -79,7 +80,14 @@ def memory_order(module, pass_, options: Options, context) -> None:
             "peak_bytes": decision.peak,
             "optimum_bytes": decision.optimum,
             "strategy_peaks": decision.peaks,
+            "serialize": options.serialize,
             "pass_seconds": round(time.perf_counter() - started, 4),
+            # For the report's pictures: live bytes per kernel in both orders, and the graph.
+            "timeline": {
+                "iree": live_timeline(graph, graph.program_order()),
+                "schedc": live_timeline(graph, decision.order),
+            },
+            "graph": kernel_graph_record(graph, decision.order),
         }
 
 

@@ -3,6 +3,7 @@
     schedc model.mlir [--target=cuda|rocm|vulkan|llvm-cpu] [-o model.vmfb]
     schedc import path/to/file.py:factory -o model.mlir
     schedc run model.vmfb --function=forward --input=@x.npy [--device=local-task]
+    schedc report report.json -o report.html
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ def compile_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="schedc",
         description="Compile MLIR (torch, linalg, stablehlo, tosa) with IREE and schedc's scheduling passes.",
-        epilog="other commands: 'schedc import FILE.py:FACTORY -o model.mlir', 'schedc run MODULE.vmfb ...'",
+        epilog="other commands: 'schedc import FILE.py:FACTORY -o model.mlir', 'schedc run MODULE.vmfb ...', "
+        "'schedc report REPORT.json -o REPORT.html'",
     )
     p.add_argument("input", help="an .mlir file")
     p.add_argument("--target", default="llvm-cpu", help="llvm-cpu (default, the host CPU), cuda, rocm or vulkan")
@@ -31,7 +33,7 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--rocm-arch", help="ROCm target (default gfx942)")
     p.add_argument("--vulkan-target", help="Vulkan target (default ampere)")
     p.add_argument("--cpu", help="CPU to generate code for (default host)")
-    p.add_argument("--report", metavar="PATH.json", help="write what schedc decided and IREE's transient bytes with and without it")
+    p.add_argument("--report", metavar="PATH", help="write what schedc decided and IREE's transient bytes with and without it: JSON, or an HTML page for a .html path")
     p.add_argument("--summary", action="store_true", help="print a short summary of the report")
     p.add_argument("--timing", action="store_true", help="print the wall time of each phase and schedc pass")
     p.add_argument("--verify-plan", action="store_true", help="check every arena plan: no shared bytes between live slices, alignment")
@@ -59,6 +61,13 @@ def run_parser() -> argparse.ArgumentParser:
     return p
 
 
+def report_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="schedc report", description="Turn a JSON report (schedc --report=PATH.json) into an HTML page.")
+    p.add_argument("report", help="a JSON report written by schedc --report")
+    p.add_argument("-o", "--output", required=True, help="the .html file to write")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
@@ -66,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_import(import_parser().parse_args(argv[1:]))
         if argv and argv[0] == "run":
             return cmd_run(run_parser().parse_args(argv[1:]))
+        if argv and argv[0] == "report":
+            return cmd_report(report_parser().parse_args(argv[1:]))
         return cmd_compile(compile_parser().parse_args(argv))
     except SchedcError as e:
         print(f"schedc: error: {e}", file=sys.stderr)
@@ -111,6 +122,16 @@ def cmd_compile(args) -> int:
         print("\n".join(summary_lines(result.report)))
     if output != "-":
         print(f"wrote {output}", file=sys.stderr)
+    return 0
+
+
+def cmd_report(args) -> int:
+    from schedc.report import read_report, write_report
+
+    if not args.output.lower().endswith((".html", ".htm")):
+        raise SchedcError(f"-o {args.output}: the page is HTML; name it .html")
+    write_report(args.output, read_report(args.report))
+    print(f"wrote {args.output}", file=sys.stderr)
     return 0
 
 

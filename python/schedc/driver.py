@@ -257,9 +257,14 @@ def _report(work: Path, flow: Path, stream: Path, target_flags, options: Compile
     """IREE's stream phase without schedc's passes, beside the one with them."""
     from .report import build_report
 
+    # In two halves, like the compile with schedc, so the report also holds IREE's own slices
+    # (its order, before layout-slices packs them) for the arena maps.
+    allocation = work / "3a-stream-allocation-without-schedc.mlir"
     baseline = work / "3-stream-without-schedc.mlir"
+    stream_flags = [f for f in options.iree_flags if f.startswith("--iree-stream-")]
+    run_iree_opt([str(flow), *stream_flags, f"--pass-pipeline={STREAM_UNTIL_ALLOCATION}", "-o", str(allocation)], what="IREE's stream phase up to allocation (without schedc, for the report)")
     if options.schedc_passes:
-        run_iree_compile([str(flow), *target_flags, "--compile-from=flow", "--compile-to=stream", "-o", str(baseline)], what="IREE's stream phase (without schedc, for the report)")
+        run_iree_opt([str(allocation), *stream_flags, f"--pass-pipeline={STREAM_AFTER_ALLOCATION}", "-o", str(baseline)], what="IREE's stream phase after allocation (without schedc, for the report)")
     else:
         baseline = stream
     meta = {
@@ -267,7 +272,7 @@ def _report(work: Path, flow: Path, stream: Path, target_flags, options: Compile
         "arch": options.target.arch,
         "pipeline": pipeline if options.schedc_passes else "",
     }
-    return build_report(records, stream.read_text(), baseline.read_text(), meta)
+    return build_report(records, stream.read_text(), baseline.read_text(), meta, allocation.read_text())
 
 
 def _stage_input(source, work: Path, dump: bool) -> Path:

@@ -3,12 +3,67 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from .stream_ir import transient_allocations
+from .arena import Slice, iree_layout
+from .errors import SchedcError
+from .graph import KernelGraph
+from .stream_ir import packed_regions, transient_allocations
+
+IREE_ALIGNMENT = 64  # IREE 3.13's buffer offset alignment, as arena-plan assumes
 
 
-def build_report(records: dict, stream_with: str | None, stream_without: str | None, meta: dict) -> dict:
-    """Per function: each pass's record, and IREE's transient bytes with and without schedc."""
+def live_timeline(graph: KernelGraph, order: list[int]) -> dict:
+    """The kernels of `order` and the transient bytes alive while each runs (the memory model
+    of `KernelGraph.live_bytes`), for the report's memory timeline."""
+    live = graph.live_bytes(order)
+    steps = [(graph.nodes[n].label, live[step]) for step, n in enumerate(order) if graph.nodes[n].is_kernel]
+    return {"kernels": [label for label, _ in steps], "live_bytes": [size for _, size in steps]}
+
+
+def kernel_graph_record(graph: KernelGraph, order: list[int], extra: dict[int, dict] | None = None) -> dict:
+    """The kernels (in `order`) and the edges between them, with what the report's kernel
+    graph shows on hover: the dispatch, its tensors and bytes; `extra` adds fields per node."""
+    kernels = [n for n in order if graph.nodes[n].is_kernel]
+    index = {n: i for i, n in enumerate(kernels)}
+    nodes = []
+    for n in kernels:
+        node = graph.nodes[n]
+        results = [graph.buffers[b] for b in node.defines]
+        entry = {
+            "label": node.label,
+            "op": node.op,
+            "bytes": sum(b.size or 0 for b in results),
+            "results": [b.type for b in results],
+            "operands": [graph.buffers[b].type for b in node.uses],
+        }
+        entry.update((extra or {}).get(n, {}))
+        nodes.append(entry)
+    edges = sorted([index[a], index[b]] for a, b in graph.kernel_edges())
+    return {"nodes": nodes, "edges": edges}
+
+
+def iree_arenas(allocation_text: str) -> dict[str, list[dict]]:
+    """Per function, IREE's own transient slices (IREE's order, read after schedule-allocation)
+    and where its layout-slices puts them (`schedc.arena.iree_layout`)."""
+    result: dict[str, list[dict]] = {}
+    for region in packed_regions(allocation_text):
+        if region.function == "util.initializer" or not region.slices:
+            continue  # constants, not the transient arena
+        slices = [Slice(*s) for s in region.slices]
+        plan = iree_layout(slices, IREE_ALIGNMENT)
+        result.setdefault(region.function, []).append({
+            "lifetimes": [list(s) for s in region.slices],
+            "offsets": list(plan.offsets),
+            "bytes": plan.size,
+            "load_bytes": region.load,
+        })
+    return result
+
+
+def build_report(records: dict, stream_with: str | None, stream_without: str | None, meta: dict, allocation_without: str | None = None) -> dict:
+    """Per function: each pass's record, IREE's transient bytes with and without schedc, and
+    (from IREE's stream phase stopped after allocation, without schedc) IREE's own arenas."""
     functions: dict[str, dict] = {}
     for pass_name, per_function in records.items():
         for function, record in per_function.items():
@@ -23,6 +78,8 @@ def build_report(records: dict, stream_with: str | None, stream_without: str | N
             "allocations_without_schedc": without.get(function, []),
             "allocations_with_schedc": with_schedc.get(function, []),
         }
+    for function, arenas in (iree_arenas(allocation_without) if allocation_without else {}).items():
+        functions.setdefault(function, {})["iree_arenas"] = arenas
     return {**meta, "functions": functions}
 
 
@@ -68,6 +125,28 @@ def summary_lines(report: dict) -> list[str]:
 
 
 def write_report(path: str, report: dict) -> None:
+    """Writes the report as JSON, or as one self-contained HTML page for a `.html` path."""
     from .irio import write_atomically
 
+    if str(path).lower().endswith((".html", ".htm")):
+        from .html_report import render_html
+
+        write_atomically(path, render_html(report))
+        return
     write_atomically(path, json.dumps(report, indent=2, sort_keys=False) + "\n")
+
+
+def read_report(path: str) -> dict:
+    """A JSON report written by `schedc --report`; a clear error for anything else."""
+    file = Path(path)
+    if not file.is_file():
+        raise SchedcError(f"{path}: no such file")
+    try:
+        report = json.loads(file.read_text())
+    except UnicodeDecodeError:
+        raise SchedcError(f"{path}: not a text file") from None
+    except json.JSONDecodeError as e:
+        raise SchedcError(f"{path}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
+    if not isinstance(report, dict) or not isinstance(report.get("functions"), dict):
+        raise SchedcError(f"{path}: not a schedc report (no 'functions' object); write one with schedc --report=PATH.json")
+    return report
