@@ -36,6 +36,9 @@ table.summary { border-collapse: collapse; } table.summary td, table.summary th 
 """ % (IREE_COLOUR, SCHEDC_COLOUR)
 
 
+_MAP_WIDTH = 384  # three arena maps side by side in the page's width
+
+
 def summary_rows(entry: dict) -> list[tuple[str, str, object]]:
     """(data-key, label, value) for one function's summary table, straight from the report."""
     rows: list[tuple[str, str, object]] = []
@@ -108,7 +111,7 @@ def _story(entry: dict) -> str:
         if order and load > order["program_peak_bytes"]:
             serial = " memory-order asks IREE to run the kernels one at a time." if order.get("serialize") else ""
             sentences.append(f"That LOAD is above the {format_bytes(order['program_peak_bytes'])} the same order needs one kernel at a time "
-                             "(the orange area): IREE also runs independent kernels together in concurrent waves, and a wave keeps "
+                             "(the timeline's orange line): IREE also runs independent kernels together in concurrent waves, and a wave keeps "
                              f"all its tensors alive.{serial}")
     if order and order["peak_bytes"] < order["program_peak_bytes"]:
         sentences.append(f"<span class=\"schedc\">schedc</span>'s memory-order runs them in its '{escape(order['strategy'])}' order, "
@@ -135,12 +138,16 @@ def _arena_maps(entry: dict) -> str:
         right = arenas[region] if region < len(arenas) else None
         maximum = max([left["bytes"] if left else 0, right["schedc_bytes"] if right else 0, right["iree_bytes"] if right else 0])
         maps = []
+        # Three maps split the saving in two: the order (IREE alone -> schedc's order, both
+        # packed by IREE), then the packing (IREE's -> schedc's, same slices).
         if left:
             maps.append(arena_map(f"IREE alone: its order, its packing ({left['bytes']:,} B)", left["lifetimes"], left["offsets"],
-                                  left["bytes"], left["load_bytes"], maximum, IREE_COLOUR))
+                                  left["bytes"], left["load_bytes"], maximum, IREE_COLOUR, width=_MAP_WIDTH))
         if right and "lifetimes" in right:
-            maps.append(arena_map(f"schedc: its order, its plan ({right['schedc_bytes']:,} B, {right['method']})", right["lifetimes"],
-                                  right["schedc_offsets"], right["schedc_bytes"], right["load_bytes"], maximum, SCHEDC_COLOUR))
+            maps.append(arena_map(f"schedc's order, IREE's packing ({right['iree_bytes']:,} B)", right["lifetimes"],
+                                  right["iree_offsets"], right["iree_bytes"], right["load_bytes"], maximum, IREE_COLOUR, width=_MAP_WIDTH))
+            maps.append(arena_map(f"schedc's order, schedc's plan ({right['schedc_bytes']:,} B, {right['method']})", right["lifetimes"],
+                                  right["schedc_offsets"], right["schedc_bytes"], right["load_bytes"], maximum, SCHEDC_COLOUR, width=_MAP_WIDTH))
         elif not right:
             maps.append('<p class="note">arena-plan did not run: IREE packs this region itself.</p>')
         pairs.append(f'<div class="pair">{"".join(maps)}</div>')
@@ -169,7 +176,8 @@ def _function_section(name: str, entry: dict) -> str:
         parts.append('<p class="note">memory-order did not run: no timeline.</p>')
     parts.append("<h3>Arena maps</h3>")
     parts.append('<p class="note">Each transient slice of an execution region as a rectangle: arena offset (up) against '
-                 "lifetime (across). Tinted: bytes of the arena no slice holds at that time. Both maps share one byte scale.</p>")
+                 "lifetime (across). Tinted: bytes of the arena no slice holds at that time. From left to right: what IREE does "
+                 "alone, what IREE's packing makes of schedc's order, and schedc's plan for it; all on one byte scale.</p>")
     parts.append(_arena_maps(entry))
     parts.append("<h3>Wave Gantt</h3>")
     plan = entry.get("stream-schedule")

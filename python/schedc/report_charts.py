@@ -75,9 +75,10 @@ def memory_timeline(timeline: dict, lines: list[tuple[str, int, str]], width: in
     memory-order records it; `lines`: (label, bytes, colour) drawn across the chart."""
     left, right, top, bottom = 80, 20, 28, 36
     plot_w, plot_h = width - left - right, height - top - bottom
-    series = [("IREE's order", timeline["iree"], IREE_COLOUR), ("schedc's order", timeline["schedc"], SCHEDC_COLOUR)]
-    steps = max(len(s["live_bytes"]) for _, s, _ in series) or 1
-    maximum = max([max(s["live_bytes"], default=0) for _, s, _ in series] + [size for _, size, _ in lines] + [1]) * 1.08
+    # schedc's order first, so IREE's (dashed) stays visible where the two are the same.
+    series = [("schedc's order", timeline["schedc"], SCHEDC_COLOUR, ""), ("IREE's order", timeline["iree"], IREE_COLOUR, "5 3")]
+    steps = max(len(s["live_bytes"]) for _, s, _, _ in series) or 1
+    maximum = max([max(s["live_bytes"], default=0) for _, s, _, _ in series] + [size for _, size, _ in lines] + [1]) * 1.08
     body: list[str] = []
     _y_axis(body, left, top, plot_h, plot_w, maximum)
 
@@ -87,13 +88,13 @@ def memory_timeline(timeline: dict, lines: list[tuple[str, int, str]], width: in
     def y(size: float) -> float:
         return top + plot_h - plot_h * size / maximum
 
-    for name, data, colour in series:
+    for name, data, colour, dash in series:
         path = [f"M{x(0):.1f},{y(0):.1f}"]
         for i, size in enumerate(data["live_bytes"]):
             path.append(f"V{y(size):.1f}H{x(i + 1):.1f}")
         path.append(f"V{y(0):.1f}")
         peak = max(data["live_bytes"], default=0)
-        body.append(f'<path data-series="{escape(name)}" d="{"".join(path)}" fill="{colour}" fill-opacity="0.12" stroke="{colour}" stroke-width="1.5">'
+        body.append(f'<path data-series="{escape(name)}" d="{"".join(path)}" fill="{colour}" fill-opacity="0.12" stroke="{colour}" stroke-width="1.5" stroke-dasharray="{dash}">'
                     f'{_title(f"{name}: peak {peak:,} B")}</path>')
     for slot, (label, size, colour) in enumerate(lines):
         _h_line(body, left, plot_w, y(size), colour, f"{label} {format_bytes(size)}", slot=slot)
@@ -109,7 +110,7 @@ def memory_timeline(timeline: dict, lines: list[tuple[str, int, str]], width: in
         body.append(f'<text x="{x(tick):.1f}" y="{height - bottom + 14}" text-anchor="middle" fill="#555">{tick:.0f}</text>')
     body.append(f'<text x="{left + plot_w / 2}" y="{height - 6}" text-anchor="middle">kernels, in the order each runs them</text>')
     legend_x = left + 8
-    for name, _, colour in series:
+    for name, _, colour, _ in reversed(series):
         body.append(f'<rect x="{legend_x}" y="8" width="12" height="10" fill="{colour}"/><text x="{legend_x + 16}" y="17">{escape(name)}</text>')
         legend_x += 130
     return _svg("memory-timeline", width, height, body, "live transient bytes per kernel")

@@ -27,6 +27,7 @@
 // HTML: data-chart="memory-timeline"
 // HTML: data-chart="arena-map"
 // HTML: data-chart="arena-map"
+// HTML: data-chart="arena-map"
 // HTML: stream-schedule did not run
 // HTML: data-chart="kernel-graph"
 // HTML: <script type="application/json" id="schedc-report">

@@ -72,7 +72,7 @@ def test_chromium_renders_every_chart_with_the_reports_numbers(report, tmp_path)
     dumped = chromium("--dump-dom", page.as_uri(), tmp_path=tmp_path)
     assert dumped.returncode == 0, dumped.stderr[-2000:]
     dom = Page(dumped.stdout)
-    assert dom.charts == ["memory-timeline", "arena-map", "arena-map", "wave-gantt", "kernel-graph"]
+    assert dom.charts == ["memory-timeline", "arena-map", "arena-map", "arena-map", "wave-gantt", "kernel-graph"]
     entry = report["functions"][FUNCTION]
     order, plan, arenas = entry["memory-order"], entry["stream-schedule"], entry["arena-plan"]
     expected = {
