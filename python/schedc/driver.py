@@ -95,7 +95,7 @@ def compile(
     """Compiles MLIR (a path, text, or a torch-mlir module) and returns the .vmfb or IR text.
 
     With `output`, also writes it there (whole, or not at all). With `report`, writes the
-    JSON report there (see `schedc.report`).
+    report there: JSON, or one HTML page for a `.html` path (see `schedc.report`).
     """
     if not isinstance(target, Target):
         target = resolve_target(target, cuda_arch=cuda_arch, rocm_arch=rocm_arch, vulkan_target=vulkan_target, cpu=cpu)
