@@ -208,7 +208,8 @@ def _stream_phase(scheduled: Path, stream: Path, work: Path, target_flags, optio
     stream_flags = [f for f in options.iree_flags if f.startswith("--iree-stream-")]
 
     def iree_opt(source: Path, pipeline: str, destination: Path, what: str) -> None:
-        run_iree_opt([str(source), *stream_flags, f"--pass-pipeline={pipeline}", "-o", str(destination)], what=what)
+        with context.timer.phase(what):  # nested under the stream phase, beside schedc's passes
+            run_iree_opt([str(source), *stream_flags, f"--pass-pipeline={pipeline}", "-o", str(destination)], what=what)
 
     allocation = work / PHASE_FILES["allocation"]
     if async_passes:

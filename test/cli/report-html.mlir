@@ -14,7 +14,9 @@
 // TIMING-NEXT: schedc's flow-phase passes
 // TIMING-NEXT:   memory-order
 // TIMING-NEXT: IREE's stream phase with schedc's passes
+// TIMING-NEXT:   IREE's stream phase up to allocation
 // TIMING-NEXT:   arena-plan
+// TIMING-NEXT:   IREE's stream phase after allocation
 // TIMING-NEXT: report: IREE's stream phase without schedc
 // TIMING-NEXT: IREE from the stream phase to the module
 // TIMING-NEXT: report: writing {{.*}}.html
