@@ -76,9 +76,11 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
         "stream-schedule": "flow",
         "stream-waves": "stream-async",
         "arena-plan": "stream",
+        "kernel-config": "flow",
+        "static-replay": "hal",
     }
     with pytest.raises(PipelineError) as info:
         parse_pipeline("nope", REGISTRY)
     assert str(info.value) == (
-        "unknown pass 'nope'; available passes: arena-plan, memory-order, print-kernel-graph, stream-schedule, stream-waves"
+        "unknown pass 'nope'; available passes: arena-plan, kernel-config, memory-order, print-kernel-graph, static-replay, stream-schedule, stream-waves"
     )
