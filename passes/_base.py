@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Callable, TextIO
 
 from schedc.phases import phase
+from schedc.timing import PhaseTimer
 
 
 @dataclass
@@ -27,6 +28,8 @@ class PassContext:
     verify: bool = False
     # Warnings about the user's IR that do not stop the compile: (location, message).
     warnings: list = field(default_factory=list)
+    # Wall time per pass (nested under the driver's phase), for `schedc --timing`.
+    timer: PhaseTimer = field(default_factory=PhaseTimer)
 
     def warn(self, location, message: str) -> None:
         self.warnings.append((location, message))

@@ -87,6 +87,10 @@ def arena_plan(module, pass_, options: Options, context) -> None:
             "method_bytes": report.sizes,
             "exact_finished": report.exact_finished,
             "plan_seconds": round(seconds, 4),
+            # For the report's arena maps: [start, end, bytes] per slice, and both layouts.
+            "lifetimes": [[s.start, s.end, s.size] for s in slices],
+            "iree_offsets": list(report.iree_offsets),
+            "schedc_offsets": list(report.plan.offsets),
         })
 
 

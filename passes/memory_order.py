@@ -23,6 +23,7 @@ from schedc.extract import build_kernel_graph
 from schedc.graph import KernelGraph
 from schedc.iree_ir import body_ops, function_ops, is_kernel, serialize_partitioning
 from schedc.ordering import STRATEGIES, OrderDecision, OrderLimits, best_order
+from schedc.report import kernel_graph_record, live_timeline
 
 from ._base import PassInfo
 
@@ -65,7 +66,16 @@ def memory_order(module, pass_, options: Options, context) -> None:
         STRATEGY.set(func, decision.strategy)
         if options.serialize:
             serialize_partitioning(func)
-        records[graph.function] = record(graph, decision) | {"pass_seconds": round(time.perf_counter() - started, 4)}
+        records[graph.function] = record(graph, decision) | {
+            "serialize": options.serialize,
+            "pass_seconds": round(time.perf_counter() - started, 4),
+            # For the report's pictures: live bytes per kernel in both orders, and the graph.
+            "timeline": {
+                "iree": live_timeline(graph, graph.program_order()),
+                "schedc": live_timeline(graph, decision.order),
+            },
+            "graph": kernel_graph_record(graph, decision.order),
+        }
 
 
 def record(graph: KernelGraph, decision: OrderDecision) -> dict:

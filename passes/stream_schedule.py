@@ -36,6 +36,7 @@ from schedc.iree_ir import (
     update_of,
 )
 from schedc.ordering import best_order
+from schedc.report import kernel_graph_record
 from schedc.waves import MODES, schedule
 
 from ._base import PassInfo
@@ -115,8 +116,9 @@ def stream_schedule(module, pass_, options: Options, context) -> None:
         timeline: dict[int, list] = {}
         for slot in plan.slots:
             timeline.setdefault(slot.stream, []).append(
-                [graph.nodes[slot.node].label, round(slot.start * 1e6, 3), round(slot.end * 1e6, 3)]
+                [graph.nodes[slot.node].label, round(slot.start * 1e6, 3), round(slot.end * 1e6, 3), wave_of.get(slot.node, -1)]
             )
+        per_kernel = {n: {"wave": wave_of.get(n, -1), "stream": stream_of.get(n, 0), "estimated_us": round(seconds[n] * 1e6, 3)} for n in plan.order}
         records[graph.function] = {
             "mode": options.mode,
             "streams": options.streams,
@@ -128,8 +130,9 @@ def stream_schedule(module, pass_, options: Options, context) -> None:
             "estimated_peak_bytes": plan.peak_bytes,
             "min_memory_peak_bytes": memory.peak,
             "waves": [len(w) for w in plan.waves],
-            "timeline_us": {f"stream {s}": slots for s, slots in sorted(timeline.items())},
+            "timeline_us": {f"stream {s}": slots for s, slots in sorted(timeline.items())},  # [kernel, start, end, wave]
             "pass_seconds": round(time.perf_counter() - started, 4),
+            "graph": kernel_graph_record(graph, list(plan.order), per_kernel),
         }
 
 

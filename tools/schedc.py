@@ -4,6 +4,7 @@
     schedc import path/to/file.py:factory -o model.mlir
     schedc run model.vmfb --function=forward --input=@x.npy [--device=local-task]
     schedc tune [prepare|bench|merge] ...   GPU kernel configs, measured (see 'schedc tune --help')
+    schedc report report.json -o report.html
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ def compile_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="schedc",
         description="Compile MLIR (torch, linalg, stablehlo, tosa) with IREE and schedc's scheduling passes.",
-        epilog="other commands: 'schedc import FILE.py:FACTORY -o model.mlir', 'schedc run MODULE.vmfb ...', 'schedc tune ...'",
+        epilog="other commands: 'schedc import FILE.py:FACTORY -o model.mlir', 'schedc run MODULE.vmfb ...', 'schedc tune ...', "
+        "'schedc report REPORT.json -o REPORT.html'",
     )
     p.add_argument("input_file", metavar="input", help="an .mlir file (text or bytecode)")
     p.add_argument("--target", default="llvm-cpu", help="llvm-cpu (default, the host CPU), cuda, rocm or vulkan")
@@ -36,8 +38,9 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--rocm-arch", help="ROCm target (default gfx942)")
     p.add_argument("--vulkan-target", help="Vulkan target (default ampere)")
     p.add_argument("--cpu", help="CPU to generate code for (default host)")
-    p.add_argument("--report", metavar="PATH.json", help="write what schedc decided and IREE's transient bytes with and without it")
+    p.add_argument("--report", metavar="PATH", help="write what schedc decided and IREE's transient bytes with and without it: JSON, or an HTML page for a .html path")
     p.add_argument("--summary", action="store_true", help="print a short summary of the report")
+    p.add_argument("--timing", action="store_true", help="print the wall time of each step of the compile and each schedc pass")
     p.add_argument("--verify-plan", action="store_true", help="check every plan passes make, e.g. no shared bytes between live slices")
     p.add_argument("--execution", default="streams", choices=EXECUTIONS, help="streams: IREE's per-call submission; graphs: command buffers recorded once over static buffers and replayed (CUDA graphs on cuda/hip)")
     p.add_argument("--batch-buckets", default=(), metavar="1,2,4,8", help="one static copy of the model per batch size (needs an input of dynamic batch: schedc import --dynamic-batch); a call runs the smallest bucket that holds its batch")
@@ -102,6 +105,13 @@ def run_parser() -> argparse.ArgumentParser:
     return p
 
 
+def report_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="schedc report", description="Turn a JSON report (schedc --report=PATH.json) into an HTML page.")
+    p.add_argument("report", help="a JSON report written by schedc --report")
+    p.add_argument("-o", "--output", required=True, help="the .html file to write")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
@@ -111,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_run(run_parser().parse_args(argv[1:]))
         if argv and argv[0] == "tune":
             return cmd_tune(argv[1:])
+        if argv and argv[0] == "report":
+            return cmd_report(report_parser().parse_args(argv[1:]))
         return cmd_compile(compile_parser().parse_args(argv))
     except SchedcError as e:
         print(f"schedc: error: {e}", file=sys.stderr)
@@ -129,9 +141,20 @@ def cmd_compile(args) -> int:
     if not options["output"]:
         stem = Path(args.input_file).stem
         options["output"] = {"vmfb": f"{stem}.vmfb", "executables": f"{stem}.executables"}.get(args.emit, f"{stem}.{args.emit}.mlir")
-    compile(**options)
+    # On a terminal, each step's name shows as it starts; piped or redirected, nothing does.
+    compile(**options, progress=sys.stderr if sys.stderr.isatty() else None)
     if options["output"] != "-":
         print(f"wrote {options['output']}", file=sys.stderr)
+    return 0
+
+
+def cmd_report(args) -> int:
+    from schedc.report import read_report, write_report
+
+    if not args.output.lower().endswith((".html", ".htm")):
+        raise SchedcError(f"-o {args.output}: the page is HTML; name it .html")
+    write_report(args.output, read_report(args.report))
+    print(f"wrote {args.output}", file=sys.stderr)
     return 0
 
 

@@ -51,6 +51,7 @@ class PlanReport:
     iree_size: int
     sizes: dict  # method -> arena bytes, for every method that ran
     exact_finished: bool | None  # None when the exact search did not run
+    iree_offsets: tuple[int, ...] = ()  # IREE's own layout of the same slices, for reports
 
 
 def align(value: int, alignment: int) -> int:
@@ -252,4 +253,4 @@ def plan_arena(slices: list[Slice], alignment: int = 64, time_limit_s: float = 0
         if found is not None:
             plans.append(found)
             best = found
-    return PlanReport(best, lower, plans[0].size, {p.method: p.size for p in plans}, exact_finished)
+    return PlanReport(best, lower, plans[0].size, {p.method: p.size for p in plans}, exact_finished, plans[0].offsets)

@@ -20,17 +20,20 @@ the file it was given.
 from __future__ import annotations
 
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import CompileError, SchedcError
-from .iree_ir import exported_functions, set_reflection, transient_allocations
+from .iree_ir import exported_functions, packs, set_reflection, transient_allocations
 from .iree_tools import run_iree_tool
 from .irio import check_input_file, module_text, printable, read_module, write_atomically, write_folder
+from .phases import phase as named_phase
 from .phases import END, IREE_PHASES, PHASES, CompileStep, Point, end_of, point_of, steps_between
 from .pipeline import PassInvocation, PipelineError, complete_pipeline, parse_pipeline, run_pipeline
 from .targets import Target, resolve_target
+from .timing import PhaseTimer, timing_report
 
 # What --emit writes: the IR at the end of one of IREE's phases (after schedc's passes of that
 # phase), the target's code for each executable (a folder), or the module.
@@ -51,8 +54,8 @@ class CompileOptions:
     emit: str = "vmfb"  # one of EMIT_KINDS
     dump_phases: str | None = None  # a folder for every file of the compile
     iree_flags: tuple[str, ...] = ()
-    # The JSON report's path: what schedc decided, and IREE's transient bytes with and without
-    # it (this also compiles IREE alone to the stream phase).
+    # The report's path (JSON, or one HTML page for a .html path): what schedc decided, and
+    # IREE's transient bytes with and without it (this also runs IREE's stream phase alone).
     report: str | None = None
     summary: bool = False  # print a short summary of the report
     verify_plan: bool = False  # check every plan passes make (PassContext.verify)
@@ -78,6 +81,7 @@ class CompileResult:
     phases: dict[str, Path] = field(default_factory=dict)  # each file of the compile, by name
     records: dict = field(default_factory=dict)  # what passes recorded, for reports
     report: dict | None = None
+    timer: PhaseTimer | None = None  # wall time per IREE step, schedc phase and pass
 
 
 def compile(
@@ -102,7 +106,9 @@ def compile(
     tuning: bool = True,
     kernel_db: str | None = None,
     batch_buckets=(),
+    timing: bool = False,
     pass_output=None,
+    progress=None,
 ) -> bytes | str | dict:
     """Compiles MLIR and returns the .vmfb bytes, the emitted phase's IR text, or (with
     emit="executables") the bytes of each dispatch's code files by name.
@@ -110,12 +116,14 @@ def compile(
     The input is `source` or `input_file`, never guessed: a `pathlib.Path` or `input_file=` is
     a file; a `str` is MLIR text; `bytes` are MLIR bytecode; a module object (torch-mlir's or
     IREE's) is printed as text. With `output`, writes the result there (whole, or not at all;
-    a folder for executables); with `report`, the JSON report there; with `summary`, prints
+    a folder for executables); with `report`, the report there (JSON, or one HTML page for a `.html` path); with `summary`, prints
     the report's summary. With `batch_buckets` (e.g. (1, 2, 4, 8)), a model of dynamic batch
     gets one static copy of each function per bucket; the runtime picks the smallest bucket
     that holds a call's batch. `tuning=False` keeps IREE's own GPU kernel configs; `kernel_db`
-    names a kernel database instead of the built-in one. `pass_output` is where passes print
-    (default: stdout).
+    names a kernel database instead of the built-in one. `timing` prints the wall time of
+    each step of the compile and each pass to stderr (like MLIR's --mlir-timing). `pass_output`
+    is where passes print (default: stdout); with a `progress` stream (the CLI gives stderr on
+    a terminal), each step's name shows on one status line as it starts.
     """
     if not isinstance(target, Target):
         target = resolve_target(target, cuda_arch=cuda_arch, rocm_arch=rocm_arch, vulkan_target=vulkan_target, cpu=cpu)
@@ -123,16 +131,23 @@ def compile(
         target, passes, schedc_passes, emit, dump_phases, tuple(iree_flags), report, summary, verify_plan, execution,
         tuning, kernel_db, tuple(batch_buckets),
     )
-    result = compile_with_options(_input(source, input_file), options, pass_output=pass_output)
-    if output:
-        if isinstance(result.output, dict):
-            write_folder(output, result.output)
-        else:
-            write_atomically(output, result.output)
-    if report:
-        from .report import write_report
+    timer = PhaseTimer(progress=progress)
+    try:
+        result = compile_with_options(_input(source, input_file), options, pass_output=pass_output, timer=timer)
+        if output:
+            if isinstance(result.output, dict):
+                write_folder(output, result.output)
+            else:
+                write_atomically(output, result.output)
+        if report:
+            from .report import write_report
 
-        write_report(report, result.report)
+            with timer.phase("report: writing " + Path(report).name):
+                write_report(report, result.report)
+    finally:
+        timer.finish()
+    if timing:
+        print(timing_report(timer.entries, timer.total_seconds), file=sys.stderr)
     if summary:
         from .report import summary_lines
 
@@ -146,8 +161,9 @@ def _input(source, input_file):
     return Path(input_file) if input_file is not None else source
 
 
-def compile_with_options(source, options: CompileOptions, pass_output=None) -> CompileResult:
-    """Compiles `source` (see `compile`); writes nothing but the dumped phases."""
+def compile_with_options(source, options: CompileOptions, pass_output=None, timer: PhaseTimer | None = None) -> CompileResult:
+    """Compiles `source` (see `compile`); writes nothing but the dumped phases. `timer` (a
+    silent one by default) gets the wall time of each step and pass."""
     if options.emit not in EMIT_KINDS:
         raise CompileError(f"unknown --emit '{options.emit}'; valid: {', '.join(EMIT_KINDS)}")
     if options.execution not in EXECUTIONS:
@@ -161,6 +177,7 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
         named = [PassInvocation(p.name, p.options()) for p in REGISTRY.values() if options.target.name in p.implicit_for and p.name not in listed] + named
     execution = [i for i in parse_pipeline(EXECUTION_PIPELINES[options.execution], REGISTRY) if i.name not in {n.name for n in named}]
     invocations = complete_pipeline(named + execution, REGISTRY) if named or execution else []
+    timer = timer if timer is not None else PhaseTimer()
     work = Path(tempfile.mkdtemp(prefix="schedc-"))
     keep_work = False
     try:
@@ -170,13 +187,14 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
         # The target's code of each executable: as the module links it (--dump-phases), or one
         # executable per dispatch (--emit=executables, where no module is made).
         executables = "per-dispatch" if options.emit == "executables" else "linked" if options.dump_phases else None
-        steps = _Steps(work, input_path, target_flags + list(dict.fromkeys(pass_flags)), options.iree_flags, executables)
+        steps = _Steps(work, input_path, target_flags + list(dict.fromkeys(pass_flags)), options.iree_flags, executables, timer)
         context = PassContext(out=pass_output) if pass_output is not None else PassContext()
         context.target = options.target.name
         context.verify = options.verify_plan
         context.arch = options.target.arch
         context.kernel_database = options.kernel_db or ""
-        result = CompileResult(output=b"", records=context.records)
+        context.timer = timer  # each pass nests under the schedc phase that runs it
+        result = CompileResult(output=b"", records=context.records, timer=timer)
         if options.batch_buckets:
             steps.current = _batch_buckets(steps, target_flags, options.batch_buckets)
 
@@ -207,7 +225,8 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
         result.phases = dict(steps.by_label)
         if options.wants_report:
             flow, stream = steps.files[end_of("flow")], steps.files[end_of("stream")]
-            result.report = _report(steps, flow, stream, target_flags, options, pipeline_text, result.records)
+            with timer.phase("report: IREE's stream phase without schedc"):
+                result.report = _report(steps, flow, stream, options, pipeline_text, result.records)
         return result
     except CompileError as e:
         keep_work = keep_work or e.repro is not None  # the repro command reads files in `work`
@@ -226,7 +245,8 @@ class _Steps:
     """The IR on its way through IREE and schedc's passes: where it stands in IREE's pipeline
     and the file that holds it; each step writes the next file of the work folder."""
 
-    def __init__(self, work: Path, input_path: Path, compile_flags: list[str], iree_flags, executables: str | None):
+    def __init__(self, work: Path, input_path: Path, compile_flags: list[str], iree_flags, executables: str | None,
+                 timer: PhaseTimer | None = None):
         self.work = work
         self.count = 1  # 0 is the input
         self.current = self.last_file = input_path
@@ -237,6 +257,7 @@ class _Steps:
         # iree-opt takes only the stream phase's options of the user's IREE flags.
         self.opt_flags = [f for f in iree_flags if f.startswith("--iree-stream-")]
         self.executables = executables  # None, "linked" or "per-dispatch": see compile_with_options
+        self.timer = timer if timer is not None else PhaseTimer()  # each step is one of its phases
 
     def next_file(self, label: str, suffix: str = ".mlir") -> Path:
         self.last_file = self.work / f"{self.count:02d}-{label}{suffix}"
@@ -247,17 +268,18 @@ class _Steps:
     def advance(self, stop: Point) -> None:
         """Runs IREE from here to `stop`."""
         for step in steps_between(self.point, stop):
-            if isinstance(step, CompileStep):
-                flags = self._executable_flags(step)
-                output = self.next_file(_label(step.reached), ".vmfb" if step.stop == "end" else ".mlir")
-                run_iree_tool("iree-compile", [str(self.current), *self.compile_flags, *flags, *step.flags(), "-o", str(output)],
-                              what=f"IREE from the {step.start} phase to the {step.stop} phase")
-            else:
-                output = self.next_file(_label(step.reached))
-                run_iree_tool("iree-opt", [str(self.current), *self.opt_flags, f"--pass-pipeline={step.pipeline}", "-o", str(output)],
-                              what=f"IREE's {step.reached.iree_phase} phase ({', '.join(step.passes)})")
-            if output.suffix == ".mlir":
-                output.write_text(printable(output.read_text()))
+            with self.timer.phase(step_name(step)):
+                if isinstance(step, CompileStep):
+                    flags = self._executable_flags(step)
+                    output = self.next_file(_label(step.reached), ".vmfb" if step.stop == "end" else ".mlir")
+                    run_iree_tool("iree-compile", [str(self.current), *self.compile_flags, *flags, *step.flags(), "-o", str(output)],
+                                  what=f"IREE from the {step.start} phase to the {step.stop} phase")
+                else:
+                    output = self.next_file(_label(step.reached))
+                    run_iree_tool("iree-opt", [str(self.current), *self.opt_flags, f"--pass-pipeline={step.pipeline}", "-o", str(output)],
+                                  what=f"IREE's {step.reached.iree_phase} phase ({', '.join(step.passes)})")
+                if output.suffix == ".mlir":
+                    output.write_text(printable(output.read_text()))
             self.current, self.point = output, step.reached
             self.files[step.reached] = output
 
@@ -275,8 +297,17 @@ class _Steps:
     def run_passes(self, label: str, invocations, context) -> None:
         """Runs schedc passes on the current IR."""
         destination = self.next_file(f"{label}-schedc")
-        _run_schedc_passes(self.current, destination, invocations, context)
+        with self.timer.phase(f"schedc's passes at {label}"):  # each pass nests under it
+            _run_schedc_passes(self.current, destination, invocations, context)
         self.current = destination
+
+
+def step_name(step) -> str:
+    """What `--timing` and the progress line call one IREE command of the compile."""
+    if isinstance(step, CompileStep):
+        return f"IREE from the {step.start} phase to " + ("the module" if step.stop == "end" else f"the {step.stop} phase")
+    to = "its end" if step.reached.inner == END else _label(step.reached)
+    return f"IREE's {step.reached.iree_phase} phase up to {to}"
 
 
 def _label(point: Point) -> str:
@@ -295,9 +326,11 @@ def _batch_buckets(steps: "_Steps", target_flags, buckets) -> Path:
     buckets = check_buckets(buckets)
     source = steps.current
     lowered = steps.next_file("iree-input")
-    run_iree_tool("iree-compile", [str(source), *target_flags, "--compile-to=input", "-o", str(lowered)], what="IREE's input phase")
+    with steps.timer.phase("IREE's input phase"):
+        run_iree_tool("iree-compile", [str(source), *target_flags, "--compile-to=input", "-o", str(lowered)], what="IREE's input phase")
     module = read_module(lowered)
-    specialize_buckets(module, buckets, str(source))
+    with steps.timer.phase("schedc: batch buckets"):
+        specialize_buckets(module, buckets, str(source))
     specialized = steps.next_file("batch-buckets")
     specialized.write_text(module_text(module))
     return specialized
@@ -323,22 +356,31 @@ def _run_schedc_passes(source: Path, destination: Path, invocations, context) ->
     destination.write_text(module_text(module))
 
 
-def _report(steps: _Steps, flow: Path, stream: Path, target_flags, options: CompileOptions, pipeline: str, records: dict) -> dict:
-    """IREE's stream phase without schedc's passes, beside the one with them."""
-    from .report import build_report
+def _report(steps: _Steps, flow: Path, stream: Path, options: CompileOptions, pipeline: str, records: dict) -> dict:
+    """IREE's stream phase without schedc's passes, beside the one with them: stopped after
+    schedule-allocation (where IREE's own slices and order are, for the report's arena maps),
+    then to its end, as the compile with schedc runs it."""
+    from .report import build_report, iree_arenas
 
+    def stream_step(start: Point, stop: Point, source: Path, label: str) -> Path:
+        (step,) = steps_between(start, stop)
+        destination = steps.next_file(label)
+        run_iree_tool("iree-opt", [str(source), *steps.opt_flags, f"--pass-pipeline={step.pipeline}", "-o", str(destination)],
+                      what=f"IREE's stream phase up to {label} (without schedc, for the report)")
+        return destination
+
+    allocation_point = point_of(named_phase("stream"))
+    allocation = stream_step(end_of("flow"), allocation_point, flow, "stream-allocation-without-schedc")
     baseline = stream
     if options.schedc_passes:
-        baseline = steps.next_file("stream-without-schedc")
-        run_iree_tool("iree-compile", [str(flow), *target_flags, *CompileStep("flow", "stream").flags(), "-o", str(baseline)],
-                      what="IREE's stream phase (without schedc, for the report)")
+        baseline = stream_step(allocation_point, end_of("stream"), allocation, "stream-without-schedc")
     meta = {
         "target": options.target.name,
         "arch": options.target.arch,
         "pipeline": pipeline if options.schedc_passes else "",
     }
     allocations = [transient_allocations(read_module(path)) for path in (stream, baseline)]
-    return build_report(records, *allocations, meta)
+    return build_report(records, *allocations, meta, iree_arenas(packs(read_module(allocation))))
 
 
 def _stage_input(source, work: Path, dump: bool) -> Path:

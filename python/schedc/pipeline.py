@@ -122,7 +122,12 @@ def run_pipeline(module: ir.Operation, invocations: list[PassInvocation], regist
             info = registry[invocation.name]
 
             def run(op, pass_, info=info, options=invocation.options):
-                info.run(op, pass_, options, context)
+                timer = getattr(context, "timer", None)  # contexts made by hand may have none
+                if timer is None:
+                    info.run(op, pass_, options, context)
+                    return
+                with timer.phase(info.name):
+                    info.run(op, pass_, options, context)
 
             pm.add(run, name=invocation.name)
         try:

@@ -3,12 +3,70 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+from .arena import Slice, iree_layout
+from .errors import SchedcError
+from .graph import KernelGraph
+from .iree_ir import Pack
+
+IREE_ALIGNMENT = 64  # IREE 3.13's buffer offset alignment, as arena-plan assumes
 
 
-def build_report(records: dict, with_schedc: dict, without: dict, meta: dict) -> dict:
-    """Per function: each pass's record, and IREE's transient bytes with and without schedc
+def live_timeline(graph: KernelGraph, order: list[int]) -> dict:
+    """The kernels of `order` and the transient bytes alive while each runs (the liveness
+    model of `schedc.liveness`, through `KernelGraph.live_bytes`), for the memory timeline."""
+    live = graph.live_bytes(order)
+    steps = [(graph.nodes[n].label, live[step]) for step, n in enumerate(order) if graph.nodes[n].is_kernel]
+    return {"kernels": [label for label, _ in steps], "live_bytes": [size for _, size in steps]}
+
+
+def kernel_graph_record(graph: KernelGraph, order: list[int], extra: dict[int, dict] | None = None) -> dict:
+    """The kernels (in `order`) and the edges between them, with what the report's kernel
+    graph shows on hover: the dispatch, its tensors and bytes; `extra` adds fields per node."""
+    kernels = [n for n in order if graph.nodes[n].is_kernel]
+    index = {n: i for i, n in enumerate(kernels)}
+    nodes = []
+    for n in kernels:
+        node = graph.nodes[n]
+        results = [graph.buffers[b] for b in node.defines]
+        entry = {
+            "label": node.label,
+            "op": node.op,
+            "bytes": sum(b.size or 0 for b in results),
+            "results": [b.type for b in results],
+            "operands": [graph.buffers[b].type for b in node.uses],
+        }
+        entry.update((extra or {}).get(n, {}))
+        nodes.append(entry)
+    edges = sorted([index[a], index[b]] for a, b in graph.kernel_edges())
+    return {"nodes": nodes, "edges": edges}
+
+
+def iree_arenas(packs: list[Pack]) -> dict[str, list[dict]]:
+    """Per function, IREE's own transient slices (its order: the packs of IREE's stream phase
+    stopped after schedule-allocation, without schedc; `schedc.iree_ir.packs`) and where its
+    layout-slices puts them (`schedc.arena.iree_layout`). Dynamic sizes count as 0."""
+    result: dict[str, list[dict]] = {}
+    for pack in packs:
+        if pack.function == "util.initializer" or not pack.slices or not pack.allocas:
+            continue  # constants, not the transient arena
+        lifetimes = [[start, end, size or 0] for start, end, size in pack.slices]
+        plan = iree_layout([Slice(*s) for s in lifetimes], IREE_ALIGNMENT)
+        result.setdefault(pack.function, []).append({
+            "lifetimes": lifetimes,
+            "offsets": list(plan.offsets),
+            "bytes": plan.size,
+            "load_bytes": pack.load,
+        })
+    return result
+
+
+def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, arenas_without: dict | None = None) -> dict:
+    """Per function: each pass's record, IREE's transient bytes with and without schedc
     (`with_schedc`, `without`: each function's transient allocations, as
-    `schedc.iree_ir.transient_allocations` reads them; None where a size is not a constant)."""
+    `schedc.iree_ir.transient_allocations` reads them; None where a size is not a constant),
+    and IREE's own arenas without schedc (`arenas_without`, as `iree_arenas` makes them)."""
     functions: dict[str, dict] = {}
     kernels = records.get("kernel-config", {}).get("module")  # module-wide, not per function
     for pass_name, per_function in records.items():
@@ -28,6 +86,8 @@ def build_report(records: dict, with_schedc: dict, without: dict, meta: dict) ->
         dynamic = sum(size is None for size in before + after)
         if dynamic:
             entry["iree_transient_bytes"]["dynamic_allocations"] = dynamic  # not in the sums
+    for function, arenas in (arenas_without or {}).items():
+        functions.setdefault(function, {})["iree_arenas"] = arenas
     report = {**meta, "functions": functions}
     if kernels is not None:
         report["kernels"] = kernels
@@ -92,6 +152,28 @@ def kernel_lines(kernels: dict) -> list[str]:
 
 
 def write_report(path: str, report: dict) -> None:
+    """Writes the report as JSON, or as one self-contained HTML page for a `.html` path."""
     from .irio import write_atomically
 
+    if str(path).lower().endswith((".html", ".htm")):
+        from .html_report import render_html
+
+        write_atomically(path, render_html(report))
+        return
     write_atomically(path, json.dumps(report, indent=2, sort_keys=False) + "\n")
+
+
+def read_report(path: str) -> dict:
+    """A JSON report written by `schedc --report`; a clear error for anything else."""
+    file = Path(path)
+    if not file.is_file():
+        raise SchedcError(f"{path}: no such file")
+    try:
+        report = json.loads(file.read_text())
+    except UnicodeDecodeError:
+        raise SchedcError(f"{path}: not a text file") from None
+    except json.JSONDecodeError as e:
+        raise SchedcError(f"{path}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
+    if not isinstance(report, dict) or not isinstance(report.get("functions"), dict):
+        raise SchedcError(f"{path}: not a schedc report (no 'functions' object); write one with schedc --report=PATH.json")
+    return report

@@ -65,7 +65,7 @@ def test_one_input_exactly(tmp_path):
 
 def test_the_command_line_has_the_options_of_the_api():
     cli = {action.dest for action in compile_parser()._actions} - {"help"}
-    api = set(inspect.signature(compile_api).parameters) - {"source", "pass_output"}
+    api = set(inspect.signature(compile_api).parameters) - {"source", "pass_output", "progress"}
     assert cli == api
     emit = next(a for a in compile_parser()._actions if a.dest == "emit")
     assert tuple(emit.choices) == EMIT_KINDS

@@ -50,6 +50,9 @@ def test_numerics_unchanged_and_memory_not_worse(name, tmp_path):
             assert arena["load_bytes"] <= arena["schedc_bytes"] <= arena["iree_bytes"]
         if arenas:  # the module allocates exactly schedc's arenas
             assert iree["allocations_with_schedc"] == [a["schedc_bytes"] for a in arenas]
+        alone = entry.get("iree_arenas")
+        if alone:  # the report's reading of IREE's own slices and layout is what IREE allocates
+            assert iree["allocations_without_schedc"] == [a["bytes"] for a in alone]
 
 
 @pytest.mark.parametrize("name", ["inception", "randwire", "transformer"])

@@ -1,0 +1,46 @@
+// The HTML report and --timing: one self-contained page with every chart, and the wall time
+// of each phase and pass. Piped, stderr is not a terminal: no progress line.
+// RUN: schedc %s --report=%t.html --timing -o %t.vmfb 2>&1 | filecheck %s --check-prefix=TIMING
+// RUN: filecheck %s --check-prefix=HTML < %t.html
+// RUN: filecheck %s --check-prefix=OFFLINE < %t.html
+// RUN: schedc %s --report=%t.json -o %t.vmfb
+// RUN: schedc report %t.json -o %t.again.html 2>&1 | filecheck %s --check-prefix=WROTE
+// RUN: filecheck %s --check-prefix=HTML < %t.again.html
+
+// TIMING-NOT: schedc [
+// TIMING: schedc execution time report
+// TIMING: Total Execution Time:
+// TIMING: IREE from the input phase to the flow phase
+// TIMING-NEXT: schedc's passes at flow
+// TIMING-NEXT:   memory-order
+// TIMING-NEXT: IREE's stream phase up to stream-allocation
+// TIMING-NEXT: schedc's passes at stream-allocation
+// TIMING-NEXT:   arena-plan
+// TIMING-NEXT: IREE's stream phase up to its end
+// TIMING-NEXT: IREE from the stream phase to the module
+// TIMING-NEXT: report: IREE's stream phase without schedc
+// TIMING-NEXT: report: writing {{.*}}.html
+// TIMING-NEXT: (100.0%)  Total
+
+// HTML: <!DOCTYPE html>
+// HTML: <section data-function="add_mul">
+// HTML: <tr data-key="program_peak_bytes"><th>{{[^<]*}}</th><td>1,024</td></tr>
+// HTML: <tr data-key="schedc_bytes"><th>{{[^<]*}}</th><td>1,024</td></tr>
+// HTML: data-chart="memory-timeline"
+// HTML: data-chart="arena-map"
+// HTML: data-chart="arena-map"
+// HTML: data-chart="arena-map"
+// HTML: stream-schedule did not run
+// HTML: data-chart="kernel-graph"
+// HTML: <script type="application/json" id="schedc-report">
+// Nothing to fetch: no external script, style, image or font.
+// OFFLINE-NOT: {{ src=| href=|url\(|@import}}
+// WROTE: wrote {{.*}}.again.html
+func.func @add_mul(%a: tensor<256xf32>, %b: tensor<256x256xf32>) -> tensor<256xf32> {
+  %init = tensor.empty() : tensor<256xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<256xf32>) -> tensor<256xf32>
+  %mv = linalg.matvec ins(%b, %a : tensor<256x256xf32>, tensor<256xf32>) outs(%acc : tensor<256xf32>) -> tensor<256xf32>
+  %mv2 = linalg.matvec ins(%b, %mv : tensor<256x256xf32>, tensor<256xf32>) outs(%acc : tensor<256xf32>) -> tensor<256xf32>
+  return %mv2 : tensor<256xf32>
+}

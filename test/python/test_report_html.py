@@ -1,0 +1,196 @@
+"""The HTML report from plain report data (no IREE): each chart is there, the table holds the
+report's numbers, the page stays small for 500 kernels; the report records the pictures need."""
+
+from __future__ import annotations
+
+import random
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from schedc.errors import SchedcError
+from schedc.graph import Buffer, KernelGraph, Node
+from schedc.html_report import render_html, summary_rows
+from schedc.report import kernel_graph_record, live_timeline, read_report
+from schedc.report_charts import graph_layers, nice_ticks
+
+
+class Page(HTMLParser):
+    """The charts (`<svg data-chart>`), the table cells (`<tr data-key>`) and hover titles."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.charts: list[str] = []
+        self.cells: dict[str, str] = {}
+        self.titles = 0
+        self._key = None
+        self._in_td = False
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "svg":
+            self.charts.append(attrs.get("data-chart"))
+        elif tag == "tr" and "data-key" in attrs:
+            self._key = attrs["data-key"]
+        elif tag == "td" and self._key:
+            self._in_td = True
+        elif tag == "title":
+            self.titles += 1
+
+    def handle_endtag(self, tag):
+        if tag == "td":
+            self._in_td, self._key = False, None
+
+    def handle_data(self, data):
+        if self._in_td:
+            self.cells[self._key] = self.cells.get(self._key, "") + data
+
+
+def chain_graph(sizes: list[int]) -> KernelGraph:
+    """k0 -> k1 -> ... each kernel writing a transient of `sizes[i]` bytes, the last a result."""
+    nodes, buffers, edges = [], [], set()
+    for i, size in enumerate(sizes):
+        kind = "result" if i == len(sizes) - 1 else "transient"
+        buffers.append(Buffer(i, size, f"tensor<{size // 4}xf32>", kind))
+        nodes.append(Node(i, "flow.dispatch", f"k{i}", True, (i,), (i - 1,) if i else ()))
+        if i:
+            edges.add((i - 1, i))
+    return KernelGraph("chain", tuple(nodes), tuple(buffers), frozenset(edges))
+
+
+def synthetic_report(kernels: int, seed: int = 0) -> dict:
+    """A report of the shape the passes write, for `kernels` kernels (random sizes and edges)."""
+    rng = random.Random(seed)
+    live = [rng.randrange(1, 1 << 24) for _ in range(kernels)]
+    labels = [f"forward_dispatch_{i}_conv_2d_nchw_fchw_1x64x56x56x64x3x3_f32" for i in range(kernels)]
+    slices = []
+    for _ in range(2 * kernels):
+        start = rng.randrange(kernels)
+        slices.append([start, min(kernels - 1, start + rng.randrange(1, 12)), rng.choice([4096, 65536, 1 << 20])])
+    offsets = [rng.randrange(0, 1 << 24, 64) for _ in slices]
+    nodes = [{"label": labels[i], "op": "flow.dispatch", "bytes": rng.randrange(1 << 20), "results": ["tensor<1x64x56x56xf32>"],
+              "operands": ["tensor<1x64x56x56xf32>"] * 2, "wave": i // 3, "stream": i % 3, "estimated_us": 1.5} for i in range(kernels)]
+    edges = sorted({(rng.randrange(max(0, i - 8), i), i) for i in range(1, kernels)} | {(i - 1, i) for i in range(1, kernels)})
+    timeline = {f"stream {s}": [[labels[i], i * 2.0, i * 2.0 + 1.5, i // 3] for i in range(s, kernels, 3)] for s in range(3)}
+    arena = {"region": 0, "slices": len(slices), "load_bytes": 1 << 24, "iree_bytes": 1 << 25, "schedc_bytes": (1 << 24) + 4096,
+             "method": "size", "method_bytes": {}, "exact_finished": None, "plan_seconds": 0.01,
+             "lifetimes": slices, "iree_offsets": offsets, "schedc_offsets": offsets}
+    return {"target": "cuda", "arch": "sm_80", "pipeline": "memory-order,stream-schedule,arena-plan", "functions": {"forward": {
+        "memory-order": {"kernels": kernels, "strategy": "greedy", "program_peak_bytes": max(live) * 2, "peak_bytes": max(live),
+                         "optimum_bytes": None, "strategy_peaks": {}, "serialize": True, "pass_seconds": 0.5,
+                         "timeline": {"iree": {"kernels": labels, "live_bytes": [2 * b for b in live]},
+                                      "schedc": {"kernels": labels, "live_bytes": live}},
+                         "graph": {"nodes": nodes, "edges": [list(e) for e in edges]}},
+        "stream-schedule": {"mode": "balanced", "streams": 3, "target": "cuda", "estimated_makespan_us": kernels * 2.0,
+                            "estimated_peak_bytes": max(live), "waves": [3] * (kernels // 3), "timeline_us": timeline,
+                            "pass_seconds": 0.2, "graph": {"nodes": nodes, "edges": [list(e) for e in edges]}},
+        "arena-plan": [arena],
+        "iree_arenas": [{"lifetimes": slices, "offsets": offsets, "bytes": 1 << 25, "load_bytes": 1 << 24}],
+        "iree_transient_bytes": {"without_schedc": 1 << 25, "with_schedc": (1 << 24) + 4096,
+                                 "allocations_without_schedc": [1 << 25], "allocations_with_schedc": [(1 << 24) + 4096]},
+    }}}
+
+
+def test_every_chart_and_the_table_numbers():
+    report = synthetic_report(30)
+    page = Page(render_html(report))
+    assert page.charts == ["memory-timeline", "arena-map", "arena-map", "arena-map", "wave-gantt", "kernel-graph"]
+    entry = report["functions"]["forward"]
+    assert page.cells["peak_bytes"] == f"{entry['memory-order']['peak_bytes']:,}"
+    assert page.cells["program_peak_bytes"] == f"{entry['memory-order']['program_peak_bytes']:,}"
+    assert page.cells["schedc_bytes"] == f"{entry['arena-plan'][0]['schedc_bytes']:,}"
+    assert page.cells["without_schedc"] == f"{1 << 25:,}"
+    assert page.cells["optimum_bytes"] == "unknown"
+    assert page.cells["concurrent_waves"] == "10"
+    # Hover text: one per kernel in the timeline, graph and Gantt, one per slice in each map.
+    assert page.titles >= 3 * 30 + 3 * 60
+
+
+def test_500_kernels_stay_under_5_mb_and_spread_out():
+    text = render_html(synthetic_report(500))
+    assert len(text.encode()) < 5 * 1024 * 1024
+    graph = re.search(r'<svg data-chart="kernel-graph"[^>]*width="(\d+)" height="(\d+)"', text)
+    assert int(graph.group(1)) >= 500 * 56 / 12  # layers of at most a dozen kernels each: scrolls, not squeezed
+    gantt = re.search(r'<svg data-chart="wave-gantt"[^>]*width="(\d+)"', text)
+    assert int(gantt.group(1)) >= 4 * 500 / 3  # at least 4 px a kernel on the longest stream
+
+
+def test_missing_passes_say_so_instead_of_drawing():
+    report = synthetic_report(10)
+    entry = report["functions"]["forward"]
+    del entry["stream-schedule"], entry["arena-plan"]
+    text = render_html(report)
+    assert Page(text).charts == ["memory-timeline", "arena-map", "kernel-graph"]
+    assert "stream-schedule did not run" in text and "arena-plan did not run" in text
+    assert "coloured by position in schedc's order" in text
+
+
+def test_text_from_the_ir_is_escaped():
+    report = synthetic_report(3)
+    report["functions"]["forward"]["memory-order"]["timeline"]["iree"]["kernels"][0] = "<script>alert(1)</script>"
+    text = render_html(report)
+    assert "<script>alert" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+
+
+def test_summary_rows_come_from_the_report():
+    entry = synthetic_report(6)["functions"]["forward"]
+    rows = {key: value for key, _, value in summary_rows(entry)}
+    assert rows["kernels"] == 6
+    assert rows["load_bytes"] == 1 << 24
+    assert rows["iree_alone_arena_bytes"] == 1 << 25
+    assert rows["mode"] == "balanced"
+
+
+def test_live_timeline_peak_is_the_graph_peak():
+    graph = chain_graph([4096, 1024, 8192, 64])
+    timeline = live_timeline(graph, graph.program_order())
+    assert timeline["kernels"] == ["k0", "k1", "k2", "k3"]
+    assert timeline["live_bytes"] == [4096, 5120, 9216, 8192]  # k3's result is not transient
+    assert max(timeline["live_bytes"]) == graph.peak_bytes()
+
+
+def test_kernel_graph_record_lists_kernels_in_the_order_given():
+    graph = chain_graph([4096, 1024, 64])
+    record = kernel_graph_record(graph, [0, 1, 2], {1: {"wave": 7}})
+    assert [n["label"] for n in record["nodes"]] == ["k0", "k1", "k2"]
+    assert record["nodes"][0]["bytes"] == 4096 and record["nodes"][0]["results"] == ["tensor<1024xf32>"]
+    assert record["nodes"][1]["wave"] == 7 and record["nodes"][1]["operands"] == ["tensor<1024xf32>"]
+    assert record["edges"] == [[0, 1], [1, 2]]
+
+
+def test_graph_layers_put_inputs_next_to_their_first_user():
+    # 0 -> 1 -> 2 -> 3, and 4 (a fill) feeds only 3: it sits one layer before 3, not in layer 0.
+    assert graph_layers(5, [(0, 1), (1, 2), (2, 3), (4, 3)]) == [0, 1, 2, 3, 2]
+
+
+def test_nice_ticks():
+    assert nice_ticks(1000) == [0, 200, 400, 600, 800, 1000]
+    assert nice_ticks(7, 10) == [0, 1, 2, 3, 4, 5, 6, 7]
+    assert nice_ticks(0) == [0.0]
+
+
+def test_read_report_errors(tmp_path):
+    with pytest.raises(SchedcError, match="no such file"):
+        read_report(str(tmp_path / "missing.json"))
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"functions": [\n  1,,\n]}\n')
+    with pytest.raises(SchedcError, match=r"broken.json:2:5: not valid JSON"):
+        read_report(str(broken))
+    other = tmp_path / "other.json"
+    other.write_text('{"name": "not a report"}')
+    with pytest.raises(SchedcError, match="not a schedc report"):
+        read_report(str(other))
+
+
+def test_kernel_configs_on_the_graph_hover_and_in_a_table():
+    report = synthetic_report(3)
+    report["kernels"] = {"target": "cuda", "arch": "sm_80", "database": None, "kernels": [
+        {"dispatch": "forward_dispatch_1_conv_2d_nchw_fchw_1x64x56x56x64x3x3_f32", "signature": "conv 1x64x56x56",
+         "key": "k", "source": "heuristic", "config": "tile 64x64x16 <b>", "time_us": None}]}
+    text = render_html(report)
+    assert "kernel config: tile 64x64x16 &lt;b&gt; (heuristic)" in text  # the hover of dispatch 1 only
+    assert text.count("kernel config:") == 1
+    assert '<tr data-dispatch="forward_dispatch_1_conv_2d_nchw_fchw_1x64x56x56x64x3x3_f32">' in text
+    assert "<h2>Kernel configs</h2>" in text and "not measured" in text
