@@ -176,8 +176,10 @@ def signature(executable: Executable) -> tuple[KernelSignature, ir.Operation] | 
         loops, iterators = tuple(ranges), tuple(_iterators(root_generic))
         maps = tuple(str(a) for a in ir.ArrayAttr(root_generic.attributes["indexing_maps"]))
     shapes = tuple(tuple(v.type.shape) for v in root.operands if isinstance(v.type, ir.ShapedType) and v.type.has_static_shape)
-    result = root.results[0].type if len(root.results) else None
-    element = str(result.element_type) if isinstance(result, ir.ShapedType) else ""
+    # The type the kernel computes in: its first tensor operand's (an f16 matmul accumulating
+    # in f32 is an f16 kernel, which IREE maps to tensor cores).
+    shaped = [v.type for v in list(root.operands) + list(root.results) if isinstance(v.type, ir.ShapedType)]
+    element = str(shaped[0].element_type) if shaped else ""
     _strip_schedc_attributes(generic_func)
     _zero_inlined_weights(generic_func)
     body = generic_func.get_asm(enable_debug_info=False).replace(executable.entry, "entry")

@@ -254,6 +254,8 @@ def candidate_configs(sig: KernelSignature, limit: int = 12) -> list[KernelConfi
     1-4 elements per thread. Other kinds: none (IREE's choice stands)."""
     if sig.kind not in TILED_KINDS + ELEMENTWISE_KINDS or not sig.parallel_loops:
         return []
+    if sig.element_type != "f32":
+        return []  # IREE runs f16/bf16 contractions on tensor cores; these SIMT tiles would not
     inner, outer = _inner_parallel(sig)
     inner_range = sig.loops[inner]
     outer_range = sig.loops[outer] if outer is not None else 1

@@ -194,3 +194,10 @@ def test_k_steps_divide_the_reduction():
     assert k_steps(67) == [1]  # a prime: nothing else divides it
     for config in candidate_configs(conv1x1(48, 64, 72)):
         assert config.reduction[2] in (36, 24)
+
+
+def test_half_precision_kernels_keep_irees_tensor_core_configs():
+    half = KernelSignature("h", "matmul", "linalg.matmul", (8, 128, 64), ("parallel", "parallel", "reduction"), MATMUL_MAPS,
+                           ((8, 64), (128, 64), (8, 128)), "f16")
+    assert candidate_configs(half) == [] and heuristic_config(half) is None
+    assert choose_config(half, None).source == "iree"
