@@ -8,7 +8,9 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from schedc.errors import SchedcError
@@ -58,8 +60,14 @@ def run_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _terminate(signum, frame):
+    raise SystemExit(128 + signum)  # unwinds like Ctrl-C: work folders and staged outputs go
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         if argv and argv[0] == "import":
             return cmd_import(import_parser().parse_args(argv[1:]))
@@ -75,12 +83,18 @@ def main(argv: list[str] | None = None) -> int:
 
 def cmd_compile(args) -> int:
     from schedc.driver import CompileOptions, compile_with_options
-    from schedc.irio import write_atomically
-    from schedc.report import summary_lines, write_report
+    from schedc.outputs import StagedOutputs, check_output_path
+    from schedc.report import report_text, summary_lines
     from schedc.targets import resolve_target
 
+    if args.input == "-" and not args.output:
+        raise SchedcError("reading the input from stdin (-), give the output's name with -o")
     input_path = Path(args.input)
     output = args.output or str(Path(input_path.stem + (".vmfb" if args.emit == "vmfb" else f".{args.emit}.mlir")))
+    # Outputs that can never be written fail before the compile, not after it.
+    check_output_path(output, inputs=[args.input])
+    if args.report:
+        check_output_path(args.report, inputs=[args.input, output], what="report")
     target = resolve_target(args.target, cuda_arch=args.cuda_arch, rocm_arch=args.rocm_arch, vulkan_target=args.vulkan_target, cpu=args.cpu)
     options = CompileOptions(
         target,
@@ -93,10 +107,13 @@ def cmd_compile(args) -> int:
         verify_plan=args.verify_plan,
         execution=args.execution,
     )
-    result = compile_with_options(str(input_path), options)
-    write_atomically(output, result.output)
-    if args.report:
-        write_report(args.report, result.report)
+    source = sys.stdin.buffer.read() if args.input == "-" else str(input_path)
+    result = compile_with_options(source, options)
+    with StagedOutputs() as outputs:  # the module and its report: both, or neither
+        outputs.add(output, result.output)
+        if args.report:
+            outputs.add(args.report, report_text(result.report))
+        outputs.commit()
     if args.summary:
         print("\n".join(summary_lines(result.report)))
     if output != "-":

@@ -30,7 +30,7 @@ from .iree_tools import (
     run_iree_compile,
     run_iree_opt,
 )
-from .irio import check_input_file, module_text, parse_module, printable, write_atomically
+from .irio import check_input_file, module_text, parse_module, printable
 from .pipeline import PipelineError, parse_pipeline, run_pipeline
 from .targets import Target, resolve_target
 
@@ -95,16 +95,26 @@ def compile(
     With `output`, also writes it there (whole, or not at all). With `report`, writes the
     JSON report there (see `schedc.report`).
     """
+    if isinstance(iree_flags, str):  # one flag, not a sequence of one-character flags
+        iree_flags = (iree_flags,)
     if not isinstance(target, Target):
         target = resolve_target(target, cuda_arch=cuda_arch, rocm_arch=rocm_arch, vulkan_target=vulkan_target, cpu=cpu)
     options = CompileOptions(target, passes, schedc_passes, emit, dump_phases, tuple(iree_flags), report=bool(report), execution=execution)
-    result = compile_with_options(source, options, pass_output=pass_output)
-    if output:
-        write_atomically(output, result.output)
-    if report:
-        from .report import write_report
+    from .outputs import StagedOutputs, check_output_path
+    from .report import report_text
 
-        write_report(report, result.report)
+    source_path = str(source) if isinstance(source, Path) or (isinstance(source, str) and _looks_like_path(source)) else None
+    if output:
+        check_output_path(output, inputs=[source_path])
+    if report:
+        check_output_path(report, inputs=[source_path, output], what="report")
+    result = compile_with_options(source, options, pass_output=pass_output)
+    with StagedOutputs() as outputs:  # the module and its report: both, or neither
+        if output:
+            outputs.add(output, result.output)
+        if report:
+            outputs.add(report, report_text(result.report))
+        outputs.commit()
     return result.output
 
 
@@ -124,6 +134,8 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
     names = [i.name for i in invocations]
     if "stream-schedule" in names and "stream-waves" not in names:
         invocations += parse_pipeline("stream-waves", REGISTRY)  # carries its waves into IREE
+    if options.dump_phases:
+        _check_dump_folder(options.dump_phases)
     flow_passes = [i for i in invocations if REGISTRY[i.name].phase == "flow"]
     async_passes = [i for i in invocations if REGISTRY[i.name].phase == "stream-async"]
     stream_passes = [i for i in invocations if REGISTRY[i.name].phase == "stream"]
@@ -176,16 +188,46 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
         result.output = vmfb.read_bytes()
         return result
     except CompileError as e:
+        if NO_FUNCTIONS in str(e):  # IREE's words for an input without functions
+            raise SchedcError(f"{_input_name(source)}: the input has no functions: nothing to compile") from None
         keep_work = keep_work or e.repro is not None  # the repro command reads files in `work`
+        if keep_work:
+            e.args = (f"{e.args[0]}\n(the files it names are kept in {work})",)
         raise
     except PipelineError:
         keep_work = True  # the message names the IR schedc was given
         raise
     finally:
+        if keep_work:
+            _keep(work)
         if options.dump_phases:
             _dump(work, Path(options.dump_phases))
         if not keep_work:
             shutil.rmtree(work, ignore_errors=True)
+
+
+NO_FUNCTIONS = "outer module does not contain a vm.module op"
+KEPT_MARKER = ".schedc-kept"  # in a failed compile's work folder, kept for its repro command
+KEPT_FOLDERS = 10  # the newest kept work folders stay; older ones are removed
+
+
+def _input_name(source) -> str:
+    if isinstance(source, Path) or (isinstance(source, str) and _looks_like_path(source)):
+        return str(source)
+    return "<input>"
+
+
+def _keep(work: Path) -> None:
+    """Marks a failed compile's work folder as kept, and removes all but the newest kept ones."""
+    (work / KEPT_MARKER).touch()
+    kept = []
+    for folder in work.parent.glob("schedc-*"):
+        try:
+            kept.append(((folder / KEPT_MARKER).stat().st_mtime, folder))
+        except OSError:
+            continue  # a folder of a compile still running, or not schedc's
+    for _, folder in sorted(kept, reverse=True)[KEPT_FOLDERS:]:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _stream_phase(scheduled: Path, stream: Path, work: Path, target_flags, options, async_passes, stream_passes, context) -> None:
@@ -269,21 +311,47 @@ def _stage_input(source, work: Path, dump: bool) -> Path:
         return path.resolve()
     if hasattr(source, "operation"):  # a module object from torch-mlir or IREE's bindings
         source = str(source)
-    if isinstance(source, bytes):
-        source = source.decode()
+    if isinstance(source, (bytes, bytearray)):
+        if bytes(source[:4]) == MLIR_BYTECODE_MAGIC:  # IREE reads MLIR bytecode as well as text
+            staged = work / "0-input.mlirbc"
+            staged.write_bytes(bytes(source))
+            return staged
+        try:
+            source = bytes(source).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise SchedcError(f"the input bytes are neither MLIR text (not UTF-8 at byte {e.start}) nor MLIR bytecode") from None
     if not isinstance(source, str):
         raise SchedcError(f"cannot compile a {type(source).__name__}: pass MLIR text, a path or a module")
+    if not source.strip():
+        raise SchedcError("the input is empty: no MLIR to compile")
     staged = work / PHASE_FILES["input"]
     staged.write_text(source)
     return staged
 
 
+MLIR_BYTECODE_MAGIC = b"ML\xefR"
+
+
 def _looks_like_path(text: str) -> bool:
-    return "\n" not in text and len(text) < 4096 and not text.lstrip().startswith(("module", "func", "#", "util."))
+    return bool(text.strip()) and "\n" not in text and len(text) < 4096 and not text.lstrip().startswith(("module", "func", "#", "util."))
+
+
+def _check_dump_folder(folder: str) -> None:
+    """--dump-phases names a folder that exists or can be made, before anything runs."""
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise SchedcError(f"--dump-phases {folder}: exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise SchedcError(f"--dump-phases {folder}: cannot make the folder ({e.strerror})") from None
 
 
 def _dump(work: Path, folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in PHASE_FILES.values():
-        if (work / name).exists():
-            shutil.copyfile(work / name, folder / name)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in PHASE_FILES.values():
+            if (work / name).exists():
+                shutil.copyfile(work / name, folder / name)
+    except OSError as e:
+        raise SchedcError(f"--dump-phases {folder}: cannot write ({e.strerror})") from None

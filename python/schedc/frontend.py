@@ -5,9 +5,13 @@ torch-mlir carries its own MLIR build, so the result crosses to IREE as text, ne
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
+import logging
 import sys
 import traceback
+import warnings
 from pathlib import Path
 
 from .errors import SchedcError
@@ -24,9 +28,40 @@ def import_torch(model, *example_args, func_name: str = "forward") -> str:
     if not isinstance(model, torch.nn.Module):
         raise SchedcError(f"import_torch expects a torch.nn.Module, got {type(model).__name__}")
     model = model.eval()
-    with torch.no_grad():
-        module = fx.export_and_import(model, *example_args, output_type="torch", func_name=func_name)
+    # torch logs and prints a failed export's tracebacks and graphs itself: the error below
+    # says what failed, at the user's line.
+    logging.disable(logging.CRITICAL)
+    chatter = io.StringIO()
+    try:
+        with torch.no_grad(), warnings.catch_warnings(), contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
+            warnings.simplefilter("ignore")
+            module = fx.export_and_import(model, *example_args, output_type="torch", func_name=func_name)
+    except Exception as e:  # torch.export's or torch-mlir's refusal of the user's model
+        raise SchedcError(_export_failure(e)) from None
+    finally:
+        logging.disable(logging.NOTSET)
     return str(module)
+
+
+def _export_failure(error: BaseException) -> str:
+    """One paragraph for a model torch.export or torch-mlir cannot take: the user's line that
+    was running, the error's first lines, and what usually helps."""
+    # Frames in site-packages (torch, torch-mlir) and in schedc are not the user's.
+    others = (Path(torch_file()).parent.parent, Path(__file__).parent)
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not any(Path(f.filename).is_relative_to(o) for o in others)]
+    where = f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else ""
+    lines = [line for line in str(error).strip().splitlines() if line.strip()]
+    detail = "\n".join(lines[:3]) if lines else type(error).__name__
+    return (
+        f"{where}torch.export could not export the model ({type(error).__name__}):\n{detail}\n"
+        "(the usual causes: control flow on a tensor's value, torch.cond, example inputs of the wrong shape)"
+    )
+
+
+def torch_file() -> str:
+    import torch
+
+    return torch.__file__
 
 
 def load_factory(spec: str):

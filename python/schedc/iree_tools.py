@@ -24,7 +24,7 @@ def iree_tool(name: str) -> str:
 def run_iree_compile(args: list[str], *, what: str) -> None:
     """Runs `iree-compile args`; a failure raises CompileError with IREE's diagnostics."""
     command = [iree_tool("iree-compile"), *args]
-    result = subprocess.run(command, capture_output=True, text=True)
+    result = subprocess.run(command, capture_output=True, text=True, errors="replace")
     if result.returncode != 0:
         diagnostics = _trim(result.stderr)
         repro = shlex.join(["iree-compile", *args])
@@ -44,7 +44,7 @@ def _trim(stderr: str) -> str:
 
 def dump_module(vmfb_path: str) -> str:
     """iree-dump-module's text for a compiled module."""
-    result = subprocess.run([iree_tool("iree-dump-module"), vmfb_path], capture_output=True, text=True)
+    result = subprocess.run([iree_tool("iree-dump-module"), vmfb_path], capture_output=True, text=True, errors="replace")
     if result.returncode != 0:
         raise CompileError(f"iree-dump-module failed on {vmfb_path}:\n{result.stderr.strip()}")
     return result.stdout
@@ -65,7 +65,7 @@ def executable_formats(vmfb_path: str) -> list[str]:
 def run_iree_opt(args: list[str], *, what: str) -> None:
     """Runs `iree-opt args` (IREE's pass driver); a failure raises CompileError."""
     command = [iree_tool("iree-opt"), *args]
-    result = subprocess.run(command, capture_output=True, text=True)
+    result = subprocess.run(command, capture_output=True, text=True, errors="replace")
     if result.returncode != 0:
         raise CompileError(f"{what} failed in IREE:\n{_trim(result.stderr)}", repro=shlex.join(["iree-opt", *args]))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import sys
 import typing
@@ -52,9 +53,12 @@ def _convert(value: str, type_, where: str):
         raise PipelineError(f"{where}: expected true or false, got '{value}'")
     if type_ in (int, float):
         try:
-            return type_(value)
+            number = type_(value)
         except ValueError:
             raise PipelineError(f"{where}: expected {type_.__name__}, got '{value}'") from None
+        if type_ is float and not math.isfinite(number):
+            raise PipelineError(f"{where}: expected a finite number, got '{value}'")
+        return number
     return value
 
 
@@ -75,7 +79,9 @@ def parse_pipeline(text: str, registry) -> list[PassInvocation]:
         for item in rest.rstrip("}").split():
             key, eq, value = item.partition("=")
             field_name = key.replace("-", "_")
-            if not eq or field_name not in fields:
+            if field_name in fields and not eq:
+                raise PipelineError(f"pass '{name}': option '{key}' needs a value ({key}=...)")
+            if field_name not in fields:
                 valid = ", ".join(sorted(f.replace("_", "-") for f in fields)) or "none"
                 raise PipelineError(f"pass '{name}' has no option '{key}'; its options: {valid}")
             values[field_name] = _convert(value, hints[field_name], f"{name}{{{key}}}")
