@@ -33,13 +33,20 @@ from ._base import PassInfo
 @dataclass(frozen=True)
 class Options:
     alignment: int = 64  # IREE 3.13's buffer offset and range alignment on every target here
-    time_limit: float = 0.5  # seconds for the exact search per region
+    # Slice placements the local and exact searches may make per region (half each): the
+    # searches stop on work, so the plan is the same on any machine at any load.
+    max_placements: int = 200_000
+    time_limit: float = 30.0  # seconds per region: a safety net, warned about when it fires
     strict: bool = False  # a pack that cannot be planned fails the compile
     verify: bool = False  # check every plan (no overlap in time and bytes, alignment)
 
     def __post_init__(self):
         if self.alignment <= 0 or self.alignment & (self.alignment - 1):
             raise ValueError(f"alignment must be a power of two, got {self.alignment}")
+        if self.max_placements < 0:
+            raise ValueError(f"max-placements must be >= 0, got {self.max_placements}")
+        if not self.time_limit > 0:
+            raise ValueError(f"time-limit must be > 0 seconds, got {self.time_limit}")
 
 
 def _constant_index(value: ir.Value) -> int | None:
@@ -98,7 +105,7 @@ def arena_plan(module, pass_, options: Options, context) -> None:
             context.warn(pack.location, f"arena-plan left IREE's packing in place: {why}")
             continue
         started = time.perf_counter()
-        report = plan_arena(slices, options.alignment, options.time_limit)
+        report = plan_arena(slices, options.alignment, options.time_limit, max_placements=options.max_placements)
         seconds = time.perf_counter() - started
         if options.verify:
             problems = verify(slices, report.plan.offsets, options.alignment, report.plan.size)
@@ -106,6 +113,9 @@ def arena_plan(module, pass_, options: Options, context) -> None:
                 pack.location.emit_error(f"arena-plan made an invalid plan: {problems[0]}")
                 pass_.signal_pass_failure()
                 return
+        if report.deadline_fired:
+            context.warn(pack.location, f"arena-plan stopped its search at the time limit ({options.time_limit:g} s) in "
+                         f"{function}: the plan may differ between runs; raise time-limit or lower max-placements")
         for alloca in allocas:
             ARENA_SIZE.set(alloca, report.plan.size)
             ARENA_LOAD.set(alloca, report.load)
@@ -121,6 +131,7 @@ def arena_plan(module, pass_, options: Options, context) -> None:
             "method": report.plan.method,
             "method_bytes": report.sizes,
             "exact_finished": report.exact_finished,
+            "deadline_fired": report.deadline_fired,
             "plan_seconds": round(seconds, 4),
         })
 
