@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from iree.compiler import ir
 from iree.compiler.dialects import arith
 
-from schedc.arena import Slice, plan_arena, verify
+from schedc.arena import MAX_CHECKS, Slice, plan_arena, verify
 from schedc.dialects.sched import ARENA_LOAD, ARENA_METHOD, ARENA_OFFSETS, ARENA_SIZE
 from schedc.extract import ops_named
 
@@ -33,9 +33,9 @@ from ._base import PassInfo
 @dataclass(frozen=True)
 class Options:
     alignment: int = 64  # IREE 3.13's buffer offset and range alignment on every target here
-    # Slice placements the local and exact searches may make per region (half each): the
-    # searches stop on work, so the plan is the same on any machine at any load.
-    max_placements: int = 200_000
+    # Work the local and exact searches may do per region (half each), in placement checks (see
+    # schedc.arena): the searches stop on work, so the plan is the same on any machine at any load.
+    max_checks: int = MAX_CHECKS
     time_limit: float = 30.0  # seconds per region: a safety net, warned about when it fires
     strict: bool = False  # a pack that cannot be planned fails the compile
     verify: bool = False  # check every plan (no overlap in time and bytes, alignment)
@@ -43,8 +43,8 @@ class Options:
     def __post_init__(self):
         if self.alignment <= 0 or self.alignment & (self.alignment - 1):
             raise ValueError(f"alignment must be a power of two, got {self.alignment}")
-        if self.max_placements < 0:
-            raise ValueError(f"max-placements must be >= 0, got {self.max_placements}")
+        if self.max_checks < 0:
+            raise ValueError(f"max-checks must be >= 0, got {self.max_checks}")
         if not self.time_limit > 0:
             raise ValueError(f"time-limit must be > 0 seconds, got {self.time_limit}")
 
@@ -102,10 +102,10 @@ def arena_plan(module, pass_, options: Options, context) -> None:
                 pack.location.emit_error(f"arena-plan cannot plan this pack: {why}")
                 pass_.signal_pass_failure()
                 return
-            context.warn(pack.location, f"arena-plan left IREE's packing in place: {why}")
+            context.warn(pack.location, f"arena-plan left IREE's packing in place in {function}: {why}")
             continue
         started = time.perf_counter()
-        report = plan_arena(slices, options.alignment, options.time_limit, max_placements=options.max_placements)
+        report = plan_arena(slices, options.alignment, options.time_limit, max_checks=options.max_checks)
         seconds = time.perf_counter() - started
         if options.verify:
             problems = verify(slices, report.plan.offsets, options.alignment, report.plan.size)
@@ -115,7 +115,7 @@ def arena_plan(module, pass_, options: Options, context) -> None:
                 return
         if report.deadline_fired:
             context.warn(pack.location, f"arena-plan stopped its search at the time limit ({options.time_limit:g} s) in "
-                         f"{function}: the plan may differ between runs; raise time-limit or lower max-placements")
+                         f"{function}: the plan may differ between runs; raise time-limit or lower max-checks")
         for alloca in allocas:
             ARENA_SIZE.set(alloca, report.plan.size)
             ARENA_LOAD.set(alloca, report.load)

@@ -16,9 +16,9 @@ Methods (the planner keeps the smallest arena; `verify` checks any plan):
   lowest free offset), bounded by a capacity of LOAD, in the spirit of MiniMalloc (Moffitt,
   ASPLOS 2023); run only when the best heuristic is above LOAD.
 
-Both searches are bounded by work, counted in slice placements (`max_placements`, half each),
-so a plan is the same on any machine; a wall-clock deadline is only a safety net
-(`schedc.budget`).
+Both searches are bounded by work (`max_checks`, half each): one unit per slice placed and per
+placed slice it is checked against, which is what their time is made of. A plan is then the same
+on any machine; a wall-clock deadline is only a safety net (`schedc.budget`).
 """
 
 from __future__ import annotations
@@ -187,14 +187,15 @@ HEURISTICS = (greedy_by_size, greedy_by_lifetime, greedy_by_conflicts)
 
 def local_search(slices, conflicts, alignment: int, order: list[int], target: int, budget: Budget, seed: int = 0) -> Plan:
     """Best fit over perturbed orders: swap a few slices in the best order so far, keep the
-    result when its arena is no larger; stop at `target` (LOAD) or when `budget` (one unit per
-    slice placed) runs out."""
+    result when its arena is no larger; stop at `target` (LOAD) or when `budget` runs out (each
+    order tried costs a placement and a check per conflict)."""
     rng = random.Random(seed)
     best_order = list(order)
     best = _best_fit(slices, best_order, conflicts, alignment, "search")
+    cost = len(order) + sum(len(c) for c in conflicts)
     try:
         while best.size > target and len(order) > 1:
-            budget.charge(len(order))
+            budget.charge(cost)
             candidate = list(best_order)
             for _ in range(rng.randint(1, 6)):
                 a, b = rng.randrange(len(candidate)), rng.randrange(len(candidate))
@@ -209,7 +210,7 @@ def local_search(slices, conflicts, alignment: int, order: list[int], target: in
 
 def exact_search(slices: list[Slice], conflicts, alignment: int, capacity: int, budget: Budget) -> Plan | None:
     """A plan within `capacity` bytes, or None if there is none or the budget runs out first
-    (one unit per search step, which places each remaining slice once).
+    (a search step costs, for each slice still to place, a unit and one per conflict).
 
     Depth-first over which slice to place next, each at its lowest free offset: every plan can
     be rebuilt that way (take its slices by offset; each lands at or below where it was), so the
@@ -219,6 +220,7 @@ def exact_search(slices: list[Slice], conflicts, alignment: int, capacity: int, 
     sizes = [align(s.size, alignment) for s in slices]
     offsets: dict[int, int] = {}
     explored: set = set()
+    step_cost = [1 + len(c) for c in conflicts]
 
     def lowest(i: int) -> int:
         x = 0
@@ -235,7 +237,7 @@ def exact_search(slices: list[Slice], conflicts, alignment: int, capacity: int, 
         if key in explored:
             return False
         explored.add(key)
-        budget.charge(len(slices) - len(offsets))
+        budget.charge(sum(step_cost[i] for i in range(len(slices)) if i not in offsets))
         candidates = []
         for i in range(len(slices)):
             if i not in offsets:
@@ -263,11 +265,14 @@ def exact_search(slices: list[Slice], conflicts, alignment: int, capacity: int, 
     return Plan(tuple(offsets[i] for i in range(len(slices))), align(capacity, alignment), "exact")
 
 
+MAX_CHECKS = 2_000_000  # about half a second of search on an idle core of the project's machines
+
+
 def plan_arena(slices: list[Slice], alignment: int = 64, time_limit_s: float = 30.0, exact_limit: int = 400,
-               max_placements: int = 200_000) -> PlanReport:
+               max_checks: int = MAX_CHECKS) -> PlanReport:
     """Runs every method and keeps the smallest arena (IREE's own layout included).
 
-    Where the greedy methods stay above LOAD, half of `max_placements` goes to a local search
+    Where the greedy methods stay above LOAD, half of `max_checks` goes to a local search
     from the best of them, and the rest to the exact search (up to `exact_limit` slices).
     `time_limit_s` is a safety net over both; the report says when it fired."""
     deadline = Deadline(time_limit_s)
@@ -282,12 +287,12 @@ def plan_arena(slices: list[Slice], alignment: int = 64, time_limit_s: float = 3
     exact_finished = None
     if best.size > lower:
         seed_order = orders.get(best.method, orders["size"])
-        budget = Budget(max_placements // 2, deadline)
+        budget = Budget(max_checks // 2, deadline)
         searched = local_search(slices, conflicts, alignment, seed_order, lower, budget)
         plans.append(searched)
         best = min(plans, key=lambda p: p.size)
     if best.size > lower and len(slices) <= exact_limit:
-        budget = Budget(max_placements - max_placements // 2, deadline)
+        budget = Budget(max_checks - max_checks // 2, deadline)
         found = exact_search(slices, conflicts, alignment, lower, budget)
         exact_finished = found is not None
         if found is not None:
