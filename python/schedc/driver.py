@@ -159,7 +159,7 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
         scheduled = flow
         if flow_passes:
             scheduled = work / PHASE_FILES["schedc"]
-            _run_schedc_passes(flow, scheduled, flow_passes, context)
+            _run_schedc_passes(flow, scheduled, flow_passes, context, _input_name(source))
             result.phases["schedc"] = scheduled
         result.records = context.records
         if options.execution == "graphs":
@@ -172,7 +172,7 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
 
         # 3. IREE: flow -> stream, with schedc's stream-phase passes inside it.
         stream = work / PHASE_FILES["stream"]
-        _stream_phase(scheduled, stream, work, target_flags, options, async_passes, stream_passes, context)
+        _stream_phase(scheduled, stream, work, target_flags, options, async_passes, stream_passes, context, _input_name(source))
         stream.write_text(printable(stream.read_text()))
         result.phases["stream"] = stream
         if options.report:
@@ -207,6 +207,8 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
 
 
 NO_FUNCTIONS = "outer module does not contain a vm.module op"
+PHASE_NAMES = {PHASE_FILES["flow"]: "flow-phase", PHASE_FILES["async"]: "stream-phase (async)",
+               PHASE_FILES["allocation"]: "stream-phase (allocation)"}
 KEPT_MARKER = ".schedc-kept"  # in a failed compile's work folder, kept for its repro command
 KEPT_FOLDERS = 10  # the newest kept work folders stay; older ones are removed
 
@@ -230,7 +232,8 @@ def _keep(work: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _stream_phase(scheduled: Path, stream: Path, work: Path, target_flags, options, async_passes, stream_passes, context) -> None:
+def _stream_phase(scheduled: Path, stream: Path, work: Path, target_flags, options, async_passes, stream_passes, context,
+                  input_name: str | None = None) -> None:
     """IREE's stream phase; with schedc stream-phase passes, in parts through iree-opt:
     up to the async pipeline, schedc's async passes (stream-waves), allocation, schedc's
     allocation passes (arena-plan), then the rest of IREE's stream pipeline."""
@@ -246,14 +249,14 @@ def _stream_phase(scheduled: Path, stream: Path, work: Path, target_flags, optio
     if async_passes:
         asynchronous, waved = work / PHASE_FILES["async"], work / PHASE_FILES["async-schedc"]
         iree_opt(scheduled, STREAM_UNTIL_ASYNC, asynchronous, "IREE's stream phase up to its async pipeline")
-        _run_schedc_passes(asynchronous, waved, async_passes, context)
+        _run_schedc_passes(asynchronous, waved, async_passes, context, input_name)
         iree_opt(waved, STREAM_ALLOCATION, allocation, "IREE's stream allocation")
     else:
         iree_opt(scheduled, STREAM_UNTIL_ALLOCATION, allocation, "IREE's stream phase up to allocation")
     planned = allocation
     if stream_passes:
         planned = work / PHASE_FILES["allocation-schedc"]
-        _run_schedc_passes(allocation, planned, stream_passes, context)
+        _run_schedc_passes(allocation, planned, stream_passes, context, input_name)
     iree_opt(planned, STREAM_AFTER_ALLOCATION, stream, "IREE's stream phase after allocation")
 
 
@@ -273,13 +276,19 @@ def _mark_execution(source: Path, destination: Path, execution: str) -> None:
     destination.write_text(module_text(module))
 
 
-def _run_schedc_passes(source: Path, destination: Path, invocations, context) -> None:
-    """Runs schedc passes on one phase's file and writes the result."""
+def _run_schedc_passes(source: Path, destination: Path, invocations, context, input_name: str | None = None) -> None:
+    """Runs schedc passes on one phase's file and writes the result. A warning located in that
+    file (deleted after the run) names `input_name` and the phase instead."""
     from schedc.passes import REGISTRY
+
+    def where(prefix: str) -> str:
+        if input_name is None or not prefix.startswith(str(source)):
+            return prefix
+        return f"{input_name}: in IREE's {PHASE_NAMES.get(source.name, 'intermediate')} IR: "
 
     module = parse_module(printable(source.read_text()), str(source), ir.Context())
     try:
-        run_pipeline(module, invocations, REGISTRY, context)
+        run_pipeline(module, invocations, REGISTRY, context, where)
     except PipelineError as e:
         raise PipelineError(f"{e}\nthe IR schedc was given is kept in {source}") from None
     destination.write_text(module_text(module))

@@ -93,8 +93,11 @@ def parse_pipeline(text: str, registry) -> list[PassInvocation]:
     return invocations
 
 
-def run_pipeline(module: ir.Operation, invocations: list[PassInvocation], registry, context) -> None:
-    """Runs the passes through MLIR's pass manager (which verifies the IR after each)."""
+def run_pipeline(module: ir.Operation, invocations: list[PassInvocation], registry, context, where=None) -> None:
+    """Runs the passes through MLIR's pass manager (which verifies the IR after each).
+
+    Warnings are printed with their `file:line:col: `, or what `where(prefix)` makes of it (the
+    driver names the user's input in place of its intermediate files, gone after the run)."""
     if not invocations:
         return
     with module.context:
@@ -111,7 +114,8 @@ def run_pipeline(module: ir.Operation, invocations: list[PassInvocation], regist
         except ir.MLIRError as e:
             raise PipelineError(format_diagnostics(e)) from None
     for location, message in getattr(context, "warnings", []):
-        print(f"{location_prefix(location)}warning: {message}", file=sys.stderr)
+        prefix = location_prefix(location)
+        print(f"{where(prefix) if where else prefix}warning: {message}", file=sys.stderr)
     if hasattr(context, "warnings"):
         context.warnings.clear()
 
