@@ -406,7 +406,9 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
             consider(name, HEURISTICS[name](problem, deadline))
     optimum = None
     allocating = sum(1 for a in problem.alloc if a > 0)
-    if strategy in ("auto", "exact") and allocating <= limits.exact_limit:
+    if strategy in ("auto", "exact") and allocating <= limits.exact_limit and deadline.passed():
+        searches["exact"] = "deadline"  # the heuristics used up the time: no search starts
+    elif strategy in ("auto", "exact") and allocating <= limits.exact_limit:
         order = exact(problem, min(peaks.values()), limits.max_states, deadline)
         searches["exact"] = stopped("exact", order)
         consider("exact", order)
@@ -414,8 +416,10 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
             optimum = peaks["exact"]
     if strategy == "beam" or (strategy in ("auto", "exact") and optimum is None):
         best_so_far = min(orders, key=lambda name: (peaks[name], list(orders).index(name)))
-        width = _beam_width(problem, limits, orders[best_so_far])
-        if width < 1:
+        width = 0 if deadline.passed() else _beam_width(problem, limits, orders[best_so_far])
+        if deadline.passed():
+            searches["beam"] = "deadline"
+        elif width < 1:
             searches["beam"] = "max-states"  # even a beam of width 1 would pass the budget
         else:
             order = beam(problem, width, limits.max_states, deadline)
