@@ -31,6 +31,8 @@ from .iree_tools import (
     run_iree_opt,
 )
 from .irio import check_input_file, module_text, parse_module, printable
+from .outputs import StagedOutputs, check_output_path
+from .report import build_report, report_text
 from .pipeline import PipelineError, parse_pipeline, run_pipeline
 from .targets import Target, resolve_target
 
@@ -100,10 +102,7 @@ def compile(
     if not isinstance(target, Target):
         target = resolve_target(target, cuda_arch=cuda_arch, rocm_arch=rocm_arch, vulkan_target=vulkan_target, cpu=cpu)
     options = CompileOptions(target, passes, schedc_passes, emit, dump_phases, tuple(iree_flags), report=bool(report), execution=execution)
-    from .outputs import StagedOutputs, check_output_path
-    from .report import report_text
-
-    source_path = str(source) if isinstance(source, Path) or (isinstance(source, str) and _looks_like_path(source)) else None
+    source_path = _source_path(source)
     if output:
         check_output_path(output, inputs=[source_path])
     if report:
@@ -116,6 +115,7 @@ def compile(
             outputs.add(report, report_text(result.report))
         outputs.commit()
     return result.output
+
 
 
 def compile_with_options(source, options: CompileOptions, pass_output=None) -> CompileResult:
@@ -213,10 +213,15 @@ KEPT_MARKER = ".schedc-kept"  # in a failed compile's work folder, kept for its 
 KEPT_FOLDERS = 10  # the newest kept work folders stay; older ones are removed
 
 
-def _input_name(source) -> str:
+def _source_path(source) -> str | None:
+    """The input file's path, when the source is one (not MLIR text or a module)."""
     if isinstance(source, Path) or (isinstance(source, str) and _looks_like_path(source)):
         return str(source)
-    return "<input>"
+    return None
+
+
+def _input_name(source) -> str:
+    return _source_path(source) or "<input>"
 
 
 def _keep(work: Path) -> None:
@@ -296,8 +301,6 @@ def _run_schedc_passes(source: Path, destination: Path, invocations, context, in
 
 def _report(work: Path, flow: Path, stream: Path, target_flags, options: CompileOptions, pipeline: str, records: dict) -> dict:
     """IREE's stream phase without schedc's passes, beside the one with them."""
-    from .report import build_report
-
     baseline = work / "3-stream-without-schedc.mlir"
     if options.schedc_passes:
         run_iree_compile([str(flow), *target_flags, "--compile-from=flow", "--compile-to=stream", "-o", str(baseline)], what="IREE's stream phase (without schedc, for the report)")
@@ -313,7 +316,7 @@ def _report(work: Path, flow: Path, stream: Path, target_flags, options: Compile
 
 def _stage_input(source, work: Path, dump: bool) -> Path:
     """The input file IREE reads: the user's own file, or the text written into `work`."""
-    if isinstance(source, Path) or (isinstance(source, str) and _looks_like_path(source)):
+    if _source_path(source) is not None:
         path = check_input_file(str(source))  # a missing file is one clear line
         if dump:
             shutil.copyfile(path, work / PHASE_FILES["input"])
