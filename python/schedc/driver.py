@@ -183,7 +183,11 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
 
         # 4. IREE: stream -> VM module.
         vmfb = work / PHASE_FILES["vmfb"]
-        run_iree_compile([str(stream), *target_flags, "--compile-from=stream", "-o", str(vmfb)], what="IREE from the stream phase to the module")
+        # Run in the work folder on relative names: the module records the name of the file IREE
+        # read, and the work folder's name is random.
+        module_flags = _reproducible(target_flags)
+        run_iree_compile([stream.name, *module_flags, "--compile-from=stream", "-o", vmfb.name], what="IREE from the stream phase to the module",
+                         cwd=str(work))
         result.phases["vmfb"] = vmfb
         result.output = vmfb.read_bytes()
         return result
@@ -207,6 +211,18 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
 
 
 NO_FUNCTIONS = "outer module does not contain a vm.module op"
+# The module's source map and the CPU executables' DWARF name the file IREE read last, in the
+# work folder, deleted after the run: they would point nowhere. The user's own locations are
+# gone by then (the phases' text carries none).
+REPRODUCIBLE_MODULE_FLAGS = ("--iree-vm-bytecode-module-strip-source-map=true", "--iree-llvmcpu-debug-symbols=false")
+
+
+def _reproducible(flags: list[str]) -> list[str]:
+    """`flags` and the flags that make the .vmfb a function of the input, unless the user set them."""
+    named = {f.split("=", 1)[0] for f in flags}
+    return [f for f in REPRODUCIBLE_MODULE_FLAGS if f.split("=", 1)[0] not in named] + flags
+
+
 PHASE_NAMES = {PHASE_FILES["flow"]: "flow-phase", PHASE_FILES["async"]: "stream-phase (async)",
                PHASE_FILES["allocation"]: "stream-phase (allocation)"}
 KEPT_MARKER = ".schedc-kept"  # in a failed compile's work folder, kept for its repro command

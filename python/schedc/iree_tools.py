@@ -21,13 +21,13 @@ def iree_tool(name: str) -> str:
     return str(Path(iree._runtime_libs.__file__).parent / name)
 
 
-def run_iree_compile(args: list[str], *, what: str) -> None:
-    """Runs `iree-compile args`; a failure raises CompileError with IREE's diagnostics."""
+def run_iree_compile(args: list[str], *, what: str, cwd: str | None = None) -> None:
+    """Runs `iree-compile args` (in `cwd`); a failure raises CompileError with IREE's diagnostics."""
     command = [iree_tool("iree-compile"), *args]
-    result = subprocess.run(command, capture_output=True, text=True, errors="replace")
+    result = subprocess.run(command, capture_output=True, text=True, errors="replace", cwd=cwd)
     if result.returncode != 0:
         diagnostics = _trim(result.stderr)
-        repro = shlex.join(["iree-compile", *args])
+        repro = (f"cd {shlex.quote(cwd)} && " if cwd else "") + shlex.join(["iree-compile", *args])
         raise CompileError(f"{what} failed in IREE:\n{diagnostics}", repro=repro)
 
 
