@@ -27,7 +27,8 @@ from pathlib import Path
 from .errors import CompileError, SchedcError
 from .iree_ir import exported_functions, set_reflection, transient_allocations
 from .iree_tools import run_iree_tool
-from .irio import check_input_file, module_text, printable, read_module, write_atomically, write_folder
+from .irio import check_input_file, module_text, printable, read_module
+from .outputs import StagedOutputs, check_output_path
 from .phases import END, IREE_PHASES, PHASES, CompileStep, Point, end_of, point_of, steps_between
 from .pipeline import PassInvocation, PipelineError, complete_pipeline, parse_pipeline, run_pipeline
 from .targets import Target, resolve_target
@@ -117,22 +118,23 @@ def compile(
     names a kernel database instead of the built-in one. `pass_output` is where passes print
     (default: stdout).
     """
+    if isinstance(iree_flags, str):  # one flag, not a sequence of one-character flags
+        iree_flags = (iree_flags,)
     if not isinstance(target, Target):
         target = resolve_target(target, cuda_arch=cuda_arch, rocm_arch=rocm_arch, vulkan_target=vulkan_target, cpu=cpu)
     options = CompileOptions(
         target, passes, schedc_passes, emit, dump_phases, tuple(iree_flags), report, summary, verify_plan, execution,
         tuning, kernel_db, tuple(batch_buckets),
     )
-    result = compile_with_options(_input(source, input_file), options, pass_output=pass_output)
-    if output:
-        if isinstance(result.output, dict):
-            write_folder(output, result.output)
-        else:
-            write_atomically(output, result.output)
+    source = _input(source, input_file)
+    source_path = str(source) if isinstance(source, Path) else None
+    # Outputs that can never be written fail before the compile, not after it.
+    if output and options.emit != "executables":
+        check_output_path(output, inputs=[source_path])
     if report:
-        from .report import write_report
-
-        write_report(report, result.report)
+        check_output_path(report, inputs=[source_path, output], what="report")
+    result = compile_with_options(source, options, pass_output=pass_output)
+    write_outputs(output, result, report)
     if summary:
         from .report import summary_lines
 
@@ -140,11 +142,29 @@ def compile(
     return result.output
 
 
+def write_outputs(output: str | None, result: "CompileResult", report: str | None) -> None:
+    """Writes the module (or IR, or executables folder) and its report: both, or neither."""
+    from .irio import write_folder
+    from .report import report_text
+
+    if isinstance(result.output, dict):
+        if report:
+            check_output_path(report, what="report")
+        if output:
+            write_folder(output, result.output)
+        output = None
+    with StagedOutputs() as outputs:
+        if output:
+            outputs.add(output, result.output)
+        if report:
+            outputs.add(report, report_text(result.report))
+        outputs.commit()
+
+
 def _input(source, input_file):
     if (source is None) == (input_file is None):
         raise SchedcError("compile takes one input: MLIR as `source`, or a file as `input_file=`")
     return Path(input_file) if input_file is not None else source
-
 
 def compile_with_options(source, options: CompileOptions, pass_output=None) -> CompileResult:
     """Compiles `source` (see `compile`); writes nothing but the dumped phases."""
@@ -161,6 +181,8 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
         named = [PassInvocation(p.name, p.options()) for p in REGISTRY.values() if options.target.name in p.implicit_for and p.name not in listed] + named
     execution = [i for i in parse_pipeline(EXECUTION_PIPELINES[options.execution], REGISTRY) if i.name not in {n.name for n in named}]
     invocations = complete_pipeline(named + execution, REGISTRY) if named or execution else []
+    if options.dump_phases:
+        _check_dump_folder(options.dump_phases)
     work = Path(tempfile.mkdtemp(prefix="schedc-"))
     keep_work = False
     try:
@@ -194,7 +216,7 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
             steps.advance(stop)
             for phase in PHASES:
                 if point_of(phase) == stop and by_phase[phase.name]:
-                    steps.run_passes(phase.label, by_phase[phase.name], context)
+                    steps.run_passes(phase.label, by_phase[phase.name], context, _input_name(source))
             if stop == end_of("flow") and options.execution == "graphs":
                 _mark_execution(steps.current, steps.next_file("flow-execution"), options.execution)
                 steps.current = steps.last_file
@@ -210,16 +232,58 @@ def compile_with_options(source, options: CompileOptions, pass_output=None) -> C
             result.report = _report(steps, flow, stream, target_flags, options, pipeline_text, result.records)
         return result
     except CompileError as e:
+        if NO_FUNCTIONS in str(e):  # IREE's words for an input without functions
+            raise SchedcError(f"{_input_name(source)}: the input has no functions: nothing to compile") from None
         keep_work = keep_work or e.repro is not None  # the repro command reads files in `work`
+        if keep_work:
+            e.args = (f"{e.args[0]}\n(the files it names are kept in {work})",)
         raise
     except PipelineError:
         keep_work = True  # the message names the IR schedc was given
         raise
     finally:
+        if keep_work:
+            _keep(work)
         if options.dump_phases:
             _dump(work, Path(options.dump_phases))
         if not keep_work:
             shutil.rmtree(work, ignore_errors=True)
+
+
+NO_FUNCTIONS = "outer module does not contain a vm.module op"
+# The module's source map and the CPU executables' DWARF name the file IREE read last, in the
+# work folder, deleted after the run: they would point nowhere. The user's own locations are
+# gone by then (the phases' text carries none).
+REPRODUCIBLE_MODULE_FLAGS = ("--iree-vm-bytecode-module-strip-source-map=true", "--iree-llvmcpu-debug-symbols=false")
+
+
+def _reproducible(flags: list[str]) -> list[str]:
+    """`flags` and the flags that make the .vmfb a function of the input, unless the user set them."""
+    named = {f.split("=", 1)[0] for f in flags}
+    return [f for f in REPRODUCIBLE_MODULE_FLAGS if f.split("=", 1)[0] not in named] + flags
+
+
+# How a warning located in an intermediate file names it (by the file's label).
+_IR_NAMES = {"flow": "flow-phase", "stream-async": "stream-phase (async)", "stream-allocation": "stream-phase (allocation)"}
+KEPT_MARKER = ".schedc-kept"  # in a failed compile's work folder, kept for its repro command
+KEPT_FOLDERS = 10  # the newest kept work folders stay; older ones are removed
+
+
+def _input_name(source) -> str:
+    return str(source) if isinstance(source, Path) else "<input>"
+
+
+def _keep(work: Path) -> None:
+    """Marks a failed compile's work folder as kept, and removes all but the newest kept ones."""
+    (work / KEPT_MARKER).touch()
+    kept = []
+    for folder in work.parent.glob("schedc-*"):
+        try:
+            kept.append(((folder / KEPT_MARKER).stat().st_mtime, folder))
+        except OSError:
+            continue  # a folder of a compile still running, or not schedc's
+    for _, folder in sorted(kept, reverse=True)[KEPT_FOLDERS:]:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class _Steps:
@@ -250,8 +314,15 @@ class _Steps:
             if isinstance(step, CompileStep):
                 flags = self._executable_flags(step)
                 output = self.next_file(_label(step.reached), ".vmfb" if step.stop == "end" else ".mlir")
-                run_iree_tool("iree-compile", [str(self.current), *self.compile_flags, *flags, *step.flags(), "-o", str(output)],
-                              what=f"IREE from the {step.start} phase to the {step.stop} phase")
+                what = f"IREE from the {step.start} phase to the {step.stop} phase"
+                if step.stop == "end" and self.current.parent == self.work:
+                    # In the work folder on relative names: the module records the name of the
+                    # file IREE read, and the work folder's name is random.
+                    flags = [f.replace(f"{self.work}/", "") for f in flags]
+                    run_iree_tool("iree-compile", [self.current.name, *_reproducible(self.compile_flags), *flags, *step.flags(), "-o", output.name],
+                                  what=what, cwd=str(self.work))
+                else:
+                    run_iree_tool("iree-compile", [str(self.current), *self.compile_flags, *flags, *step.flags(), "-o", str(output)], what=what)
             else:
                 output = self.next_file(_label(step.reached))
                 run_iree_tool("iree-opt", [str(self.current), *self.opt_flags, f"--pass-pipeline={step.pipeline}", "-o", str(output)],
@@ -272,10 +343,10 @@ class _Steps:
         flags = [f"--iree-hal-dump-executable-intermediates-to={folder}", f"--iree-hal-dump-executable-binaries-to={folder}"]
         return flags + (["--iree-hal-link-executables=false"] if self.executables == "per-dispatch" else [])
 
-    def run_passes(self, label: str, invocations, context) -> None:
+    def run_passes(self, label: str, invocations, context, input_name: str | None = None) -> None:
         """Runs schedc passes on the current IR."""
         destination = self.next_file(f"{label}-schedc")
-        _run_schedc_passes(self.current, destination, invocations, context)
+        _run_schedc_passes(self.current, destination, invocations, context, input_name)
         self.current = destination
 
 
@@ -311,13 +382,20 @@ def _mark_execution(source: Path, destination: Path, execution: str) -> None:
     destination.write_text(module_text(module))
 
 
-def _run_schedc_passes(source: Path, destination: Path, invocations, context) -> None:
-    """Runs schedc passes on one phase's file and writes the result."""
+def _run_schedc_passes(source: Path, destination: Path, invocations, context, input_name: str | None = None) -> None:
+    """Runs schedc passes on one phase's file and writes the result. A warning located in that
+    file (deleted after the run) names `input_name` and the phase instead."""
     from schedc.passes import REGISTRY
+
+    def where(prefix: str) -> str:
+        if input_name is None or not prefix.startswith(str(source)):
+            return prefix
+        label = source.stem.split("-", 1)[-1]
+        return f"{input_name}: in IREE's {_IR_NAMES.get(label, label)} IR: "
 
     module = read_module(source)
     try:
-        run_pipeline(module, invocations, REGISTRY, context)
+        run_pipeline(module, invocations, REGISTRY, context, where)
     except PipelineError as e:
         raise PipelineError(f"{e}\nthe IR schedc was given is kept in {source}") from None
     destination.write_text(module_text(module))
@@ -359,6 +437,8 @@ def _stage_input(source, work: Path, dump: bool) -> Path:
         return staged
     if not isinstance(source, str):
         raise SchedcError(f"cannot compile a {type(source).__name__}: pass MLIR text (str), bytecode (bytes), a pathlib.Path or input_file=")
+    if not source.strip():
+        raise SchedcError("the input is empty: no MLIR to compile")
     if "\n" not in source and source.strip().endswith((".mlir", ".mlirbc")):
         raise SchedcError(f"'{source.strip()}' is not MLIR: a str is MLIR text; to compile a file, pass pathlib.Path('{source.strip()}') or input_file=")
     staged = work / "00-input.mlir"
@@ -366,10 +446,26 @@ def _stage_input(source, work: Path, dump: bool) -> Path:
     return staged
 
 
+def _check_dump_folder(folder: str) -> None:
+    """--dump-phases names a folder that exists or can be made, before anything runs."""
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise SchedcError(f"--dump-phases {folder}: exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise SchedcError(f"--dump-phases {folder}: cannot make the folder ({e.strerror})") from None
+
+
 def _dump(work: Path, folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    for path in sorted(work.iterdir()):
-        if path.is_dir():
-            shutil.copytree(path, folder / path.name, dirs_exist_ok=True)
-        else:
-            shutil.copyfile(path, folder / path.name)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for path in sorted(work.iterdir()):
+            if path.name == KEPT_MARKER:
+                continue
+            if path.is_dir():
+                shutil.copytree(path, folder / path.name, dirs_exist_ok=True)
+            else:
+                shutil.copyfile(path, folder / path.name)
+    except OSError as e:
+        raise SchedcError(f"--dump-phases {folder}: cannot write ({e.strerror})") from None

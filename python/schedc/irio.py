@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 from iree.compiler import ir
@@ -101,26 +99,11 @@ def module_text(module: ir.Operation) -> str:
 
 
 def write_atomically(path: str, data: bytes | str) -> None:
-    """Writes the whole output or nothing: a failed compile leaves no file behind."""
-    if path == "-":
-        if isinstance(data, bytes):
-            sys.stdout.buffer.write(data)
-        else:
-            sys.stdout.write(data)
-        return
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; outputs get the usual mode
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Writes the whole output or nothing, writing through symlinks and into devices and FIFOs
+    in place (see `schedc.outputs`)."""
+    from .outputs import write_output
+
+    write_output(path, data)
 
 
 def write_folder(path: str, files: dict[str, bytes]) -> None:

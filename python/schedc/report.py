@@ -91,7 +91,11 @@ def kernel_lines(kernels: dict) -> list[str]:
     return lines
 
 
-def write_report(path: str, report: dict) -> None:
-    from .irio import write_atomically
+def report_text(report: dict) -> str:
+    return json.dumps(report, indent=2, sort_keys=False) + "\n"
 
-    write_atomically(path, json.dumps(report, indent=2, sort_keys=False) + "\n")
+
+def write_report(path: str, report: dict) -> None:
+    from .outputs import write_output
+
+    write_output(path, report_text(report))
