@@ -315,9 +315,9 @@ class _Steps:
                 flags = self._executable_flags(step)
                 output = self.next_file(_label(step.reached), ".vmfb" if step.stop == "end" else ".mlir")
                 what = f"IREE from the {step.start} phase to the {step.stop} phase"
-                if step.stop == "end" and self.current.parent == self.work:
-                    # In the work folder on relative names: the module records the name of the
-                    # file IREE read, and the work folder's name is random.
+                if (step.stop == "end" or _generates_code(step)) and self.current.parent == self.work:
+                    # In the work folder on relative names: the module (and the CPU code's debug
+                    # info) records the name of the file IREE read, and the folder's is random.
                     flags = [f.replace(f"{self.work}/", "") for f in flags]
                     run_iree_tool("iree-compile", [self.current.name, *_reproducible(self.compile_flags), *flags, *step.flags(), "-o", output.name],
                                   what=what, cwd=str(self.work))
@@ -335,8 +335,7 @@ class _Steps:
     def _executable_flags(self, step: CompileStep) -> list[str]:
         """IREE's flags that write each executable's code (LLVM IR, PTX, HSACO, SPIR-V, as
         the target gives) into a folder, for the step that generates it."""
-        generates = IREE_PHASES.index(step.start) < IREE_PHASES.index("executable-targets") <= IREE_PHASES.index(step.stop)
-        if not (self.executables and generates):
+        if not (self.executables and _generates_code(step)):
             return []
         folder = self.next_file("executables", "")
         folder.mkdir()
@@ -348,6 +347,11 @@ class _Steps:
         destination = self.next_file(f"{label}-schedc")
         _run_schedc_passes(self.current, destination, invocations, context, input_name)
         self.current = destination
+
+
+def _generates_code(step: CompileStep) -> bool:
+    """Whether an iree-compile step generates the executables' code for the target."""
+    return IREE_PHASES.index(step.start) < IREE_PHASES.index("executable-targets") <= IREE_PHASES.index(step.stop)
 
 
 def _label(point: Point) -> str:
