@@ -26,7 +26,7 @@ def compile_parser() -> argparse.ArgumentParser:
         description="Compile MLIR (torch, linalg, stablehlo, tosa) with IREE and schedc's scheduling passes.",
         epilog="other commands: 'schedc import FILE.py:FACTORY -o model.mlir', 'schedc run MODULE.vmfb ...', 'schedc tune ...'",
     )
-    p.add_argument("input_file", metavar="input", help="an .mlir file (text or bytecode)")
+    p.add_argument("input_file", metavar="input", help="an .mlir file (text or bytecode), or - for stdin (then give -o)")
     p.add_argument("--target", default="llvm-cpu", help="llvm-cpu (default, the host CPU), cuda, rocm or vulkan")
     p.add_argument("-o", "--output", help="output file (default: INPUT stem + .vmfb, .<phase>.mlir with --emit, or the folder .executables)")
     p.add_argument("--passes", help="schedc's pass pipeline, e.g. print-kernel-graph (default: schedc's pipeline)")

@@ -57,6 +57,17 @@ def parse_module(text: str, source_name: str, context: ir.Context, first_line: i
     Top-level ops without a `module` around them (as lit tests write them) get one, placed so
     that line numbers stay those of the file.
     """
+    # MLIR verifies isolated regions (executables) on its thread pool, and errors there reach
+    # the Python bindings' diagnostic handler from a worker thread while this thread waits
+    # with the GIL: a deadlock (IREE 3.13). Parsing is verified on this thread instead.
+    context.enable_multithreading(False)
+    try:
+        return _parse_module(text, source_name, context, first_line)
+    finally:
+        context.enable_multithreading(True)
+
+
+def _parse_module(text: str, source_name: str, context: ir.Context, first_line: int) -> ir.Operation:
     padded = "\n" * first_line + text  # keeps line numbers of a chunk as in its file
     try:
         op = ir.Operation.parse(padded, source_name=source_name, context=context).operation
