@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from schedc.arena import Slice, plan_arena, verify
+from schedc.arena import MAX_CHECKS, Slice, plan_arena, verify
 from schedc.dialects.sched import ARENA_LOAD, ARENA_METHOD, ARENA_OFFSETS, ARENA_SIZE
 from schedc.iree_ir import Pack, packs
 
@@ -30,13 +30,20 @@ from ._base import PassInfo
 @dataclass(frozen=True)
 class Options:
     alignment: int = 64  # IREE 3.13's buffer offset and range alignment on every target here
-    time_limit: float = 0.5  # seconds for the exact search per region
+    # Work the local and exact searches may do per region (half each), in placement checks (see
+    # schedc.arena): the searches stop on work, so the plan is the same on any machine at any load.
+    max_checks: int = MAX_CHECKS
+    time_limit: float = 30.0  # seconds per region: a safety net, warned about when it fires
     strict: bool = False  # a pack that cannot be planned fails the compile
     verify: bool = False  # check every plan (no overlap in time and bytes, alignment)
 
     def __post_init__(self):
         if self.alignment <= 0 or self.alignment & (self.alignment - 1):
             raise ValueError(f"alignment must be a power of two, got {self.alignment}")
+        if self.max_checks < 0:
+            raise ValueError(f"max-checks must be >= 0, got {self.max_checks}")
+        if not self.time_limit > 0:
+            raise ValueError(f"time-limit must be > 0 seconds, got {self.time_limit}")
 
 
 def why_not_planned(pack: Pack) -> str:
@@ -59,11 +66,11 @@ def arena_plan(module, pass_, options: Options, context) -> None:
                 pack.op.location.emit_error(f"arena-plan cannot plan this pack: {why}")
                 pass_.signal_pass_failure()
                 return
-            context.warn(pack.op.location, f"arena-plan left IREE's packing in place: {why}")
+            context.warn(pack.op.location, f"arena-plan left IREE's packing in place in {pack.function}: {why}")
             continue
         slices = [Slice(*s) for s in pack.slices]
         started = time.perf_counter()
-        report = plan_arena(slices, options.alignment, options.time_limit)
+        report = plan_arena(slices, options.alignment, options.time_limit, max_checks=options.max_checks)
         seconds = time.perf_counter() - started
         if options.verify or context.verify:
             problems = verify(slices, report.plan.offsets, options.alignment, report.plan.size)
@@ -71,6 +78,9 @@ def arena_plan(module, pass_, options: Options, context) -> None:
                 pack.op.location.emit_error(f"arena-plan made an invalid plan: {problems[0]}")
                 pass_.signal_pass_failure()
                 return
+        if report.deadline_fired:
+            context.warn(pack.op.location, f"arena-plan stopped its search at the time limit ({options.time_limit:g} s) in "
+                         f"{pack.function}: the plan may differ between runs; raise time-limit or lower max-checks")
         for alloca in pack.allocas:
             ARENA_SIZE.set(alloca, report.plan.size)
             ARENA_LOAD.set(alloca, report.load)
@@ -86,6 +96,7 @@ def arena_plan(module, pass_, options: Options, context) -> None:
             "method": report.plan.method,
             "method_bytes": report.sizes,
             "exact_finished": report.exact_finished,
+            "deadline_fired": report.deadline_fired,
             "plan_seconds": round(seconds, 4),
             # For the report's arena maps: [start, end, bytes] per slice, and both layouts.
             "lifetimes": [[s.start, s.end, s.size] for s in slices],

@@ -32,8 +32,10 @@ from ._base import PassInfo
 class Options:
     strategy: str = "auto"
     exact_limit: int = 160  # nodes that allocate, above which the exact search is not tried
-    max_states: int = 200_000  # states the exact search may visit before it gives up
-    time_limit: float = 5.0  # seconds for the exact search per function
+    # States the exact search may create before it gives up (the beam search gets as many):
+    # the searches stop on work, so the order is the same on any machine at any load.
+    max_states: int = 200_000
+    time_limit: float = 60.0  # seconds per function: a safety net, warned about when it fires
     # Ask IREE to run the kernels one at a time in this order: its default partitioning groups
     # independent kernels into concurrent waves, and a wave keeps all its tensors alive.
     serialize: bool = True
@@ -41,6 +43,12 @@ class Options:
     def __post_init__(self):
         if self.strategy != "auto" and self.strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy '{self.strategy}'; valid: auto, {', '.join(STRATEGIES)}")
+        if self.exact_limit < 0:
+            raise ValueError(f"exact-limit must be >= 0, got {self.exact_limit}")
+        if self.max_states < 0:
+            raise ValueError(f"max-states must be >= 0, got {self.max_states}")
+        if not self.time_limit > 0:
+            raise ValueError(f"time-limit must be > 0 seconds, got {self.time_limit}")
 
 
 def apply_order(func, order: list[int]) -> None:
@@ -64,6 +72,9 @@ def memory_order(module, pass_, options: Options, context) -> None:
         for position, op in enumerate(op for op in body_ops(func) if is_kernel(op)):
             POSITION.set(op, position)
         STRATEGY.set(func, decision.strategy)
+        if decision.deadline_fired:
+            context.warn(func.location, f"memory-order stopped its search at the time limit ({options.time_limit:g} s) "
+                         f"for @{graph.function}: the order may differ between runs; raise time-limit or lower max-states")
         if options.serialize:
             serialize_partitioning(func)
         records[graph.function] = record(graph, decision) | {
@@ -87,6 +98,8 @@ def record(graph: KernelGraph, decision: OrderDecision) -> dict:
         "peak_bytes": decision.peak,
         "optimum_bytes": decision.optimum,
         "strategy_peaks": decision.peaks,
+        "searches": decision.searches,
+        "deadline_fired": decision.deadline_fired,
     }
 
 

@@ -100,6 +100,9 @@ def stream_schedule(module, pass_, options: Options, context) -> None:
         ]
         # The memory-aware order: memory-order's, where it ran (the ops are in its order).
         memory = best_order(graph, "program" if STRATEGY.get(func) is not None else "auto")
+        if memory.deadline_fired:
+            context.warn(func.location, f"stream-schedule's memory-aware order stopped at its time limit for @{graph.function}: "
+                         "the schedule may differ between runs")
         plan = schedule(graph, seconds, options.mode, options.streams, options.memory_budget or None, max_wave, memory.order)
         apply_order(func, list(plan.order))
         stream_of = {slot.node: slot.stream for slot in plan.slots}

@@ -10,7 +10,9 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from schedc.errors import SchedcError
@@ -26,7 +28,7 @@ def compile_parser() -> argparse.ArgumentParser:
         epilog="other commands: 'schedc import FILE.py:FACTORY -o model.mlir', 'schedc run MODULE.vmfb ...', 'schedc tune ...', "
         "'schedc report REPORT.json -o REPORT.html'",
     )
-    p.add_argument("input_file", metavar="input", help="an .mlir file (text or bytecode)")
+    p.add_argument("input_file", metavar="input", help="an .mlir file (text or bytecode), or - for stdin (then give -o)")
     p.add_argument("--target", default="llvm-cpu", help="llvm-cpu (default, the host CPU), cuda, rocm or vulkan")
     p.add_argument("-o", "--output", help="output file (default: INPUT stem + .vmfb, .<phase>.mlir with --emit, or the folder .executables)")
     p.add_argument("--passes", help="schedc's pass pipeline, e.g. print-kernel-graph (default: schedc's pipeline)")
@@ -112,8 +114,14 @@ def report_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _terminate(signum, frame):
+    raise SystemExit(128 + signum)  # unwinds like Ctrl-C: work folders and staged outputs go
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         if argv and argv[0] == "import":
             return cmd_import(import_parser().parse_args(argv[1:]))
@@ -138,6 +146,10 @@ def cmd_compile(args) -> int:
     options = vars(args)
     if options["batch_buckets"]:
         options["batch_buckets"] = parse_buckets(options["batch_buckets"])
+    if args.input_file == "-":
+        if not args.output:
+            raise SchedcError("reading the input from stdin (-), give the output's name with -o")
+        options["source"], options["input_file"] = _stdin_source(), None
     if not options["output"]:
         stem = Path(args.input_file).stem
         options["output"] = {"vmfb": f"{stem}.vmfb", "executables": f"{stem}.executables"}.get(args.emit, f"{stem}.{args.emit}.mlir")
@@ -156,6 +168,19 @@ def cmd_report(args) -> int:
     write_report(args.output, read_report(args.report))
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
+
+
+def _stdin_source() -> bytes | str:
+    """The input read from stdin: MLIR bytecode as bytes, MLIR text as a str."""
+    from schedc.driver import _BYTECODE_MAGIC
+
+    data = sys.stdin.buffer.read()
+    if data[:4] == _BYTECODE_MAGIC:
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SchedcError(f"the input on stdin is neither MLIR text (not UTF-8 at byte {e.start}) nor MLIR bytecode") from None
 
 
 def cmd_tune(argv: list[str]) -> int:

@@ -52,7 +52,11 @@ def main(argv: list[str] | None = None) -> int:
         outputs.append(module_text(module))
     if failed:
         return 1
-    write_atomically(args.output, f"\n{SPLIT_MARKER}\n".join(outputs))
+    try:
+        write_atomically(args.output, f"\n{SPLIT_MARKER}\n".join(outputs))
+    except SchedcError as e:
+        print(f"schedc-opt: error: {e}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -14,16 +14,20 @@ Methods (the planner keeps the smallest arena; `verify` checks any plan):
   greedy methods stay above LOAD.
 - "exact": depth-first search over canonical placements (slices in any order, each at its
   lowest free offset), bounded by a capacity of LOAD, in the spirit of MiniMalloc (Moffitt,
-  ASPLOS 2023); run only when the best heuristic is above LOAD, within a time limit.
+  ASPLOS 2023); run only when the best heuristic is above LOAD.
+
+Both searches are bounded by work (`max_checks`, half each): one unit per slice placed and per
+placed slice it is checked against, which is what their time is made of. A plan is then the same
+on any machine; a wall-clock deadline is only a safety net (`schedc.budget`).
 """
 
 from __future__ import annotations
 
 import random
 import sys
-import time
 from dataclasses import dataclass
 
+from .budget import Budget, Deadline, SearchStopped
 from .liveness import peak
 
 
@@ -52,6 +56,7 @@ class PlanReport:
     sizes: dict  # method -> arena bytes, for every method that ran
     exact_finished: bool | None  # None when the exact search did not run
     iree_offsets: tuple[int, ...] = ()  # IREE's own layout of the same slices, for reports
+    deadline_fired: bool = False  # the time limit cut a search short: the plan may vary by run
 
 
 def align(value: int, alignment: int) -> int:
@@ -154,25 +159,32 @@ def greedy_orders(slices: list[Slice], conflicts) -> dict[str, list[int]]:
     }
 
 
-def local_search(slices, conflicts, alignment: int, order: list[int], target: int, deadline: float, seed: int = 0) -> Plan:
+def local_search(slices, conflicts, alignment: int, order: list[int], target: int, budget: Budget, seed: int = 0) -> Plan:
     """Best fit over perturbed orders: swap a few slices in the best order so far, keep the
-    result when its arena is no larger; stop at `target` (LOAD) or the deadline."""
+    result when its arena is no larger; stop at `target` (LOAD) or when `budget` runs out (each
+    order tried costs a placement and a check per conflict)."""
     rng = random.Random(seed)
     best_order = list(order)
     best = best_fit(slices, best_order, conflicts, alignment, "search")
-    while best.size > target and time.monotonic() < deadline and len(order) > 1:
-        candidate = list(best_order)
-        for _ in range(rng.randint(1, 6)):
-            a, b = rng.randrange(len(candidate)), rng.randrange(len(candidate))
-            candidate[a], candidate[b] = candidate[b], candidate[a]
-        plan = best_fit(slices, candidate, conflicts, alignment, "search")
-        if plan.size <= best.size:
-            best, best_order = plan, candidate
+    cost = len(order) + sum(len(c) for c in conflicts)
+    try:
+        while best.size > target and len(order) > 1:
+            budget.charge(cost)
+            candidate = list(best_order)
+            for _ in range(rng.randint(1, 6)):
+                a, b = rng.randrange(len(candidate)), rng.randrange(len(candidate))
+                candidate[a], candidate[b] = candidate[b], candidate[a]
+            plan = best_fit(slices, candidate, conflicts, alignment, "search")
+            if plan.size <= best.size:
+                best, best_order = plan, candidate
+    except SearchStopped:
+        pass
     return best
 
 
-def exact_search(slices: list[Slice], conflicts, alignment: int, capacity: int, deadline: float) -> Plan | None:
-    """A plan within `capacity` bytes, or None if there is none or time runs out first.
+def exact_search(slices: list[Slice], conflicts, alignment: int, capacity: int, budget: Budget) -> Plan | None:
+    """A plan within `capacity` bytes, or None if there is none or the budget runs out first
+    (a search step costs, for each slice still to place, a unit and one per conflict).
 
     Depth-first over which slice to place next, each at its lowest free offset: every plan can
     be rebuilt that way (take its slices by offset; each lands at or below where it was), so the
@@ -182,7 +194,7 @@ def exact_search(slices: list[Slice], conflicts, alignment: int, capacity: int, 
     sizes = [align(s.size, alignment) for s in slices]
     offsets: dict[int, int] = {}
     explored: set = set()
-    steps = [0]
+    step_cost = [1 + len(c) for c in conflicts]
 
     def lowest(i: int) -> int:
         x = 0
@@ -199,9 +211,7 @@ def exact_search(slices: list[Slice], conflicts, alignment: int, capacity: int, 
         if key in explored:
             return False
         explored.add(key)
-        steps[0] += 1
-        if steps[0] % 256 == 0 and time.monotonic() > deadline:
-            raise TimeoutError
+        budget.charge(sum(step_cost[i] for i in range(len(slices)) if i not in offsets))
         candidates = []
         for i in range(len(slices)):
             if i not in offsets:
@@ -220,7 +230,7 @@ def exact_search(slices: list[Slice], conflicts, alignment: int, capacity: int, 
     sys.setrecursionlimit(max(limit, 2 * len(slices) + 100))
     try:
         found = search()
-    except TimeoutError:
+    except SearchStopped:
         return None
     finally:
         sys.setrecursionlimit(limit)
@@ -229,12 +239,17 @@ def exact_search(slices: list[Slice], conflicts, alignment: int, capacity: int, 
     return Plan(tuple(offsets[i] for i in range(len(slices))), align(capacity, alignment), "exact")
 
 
-def plan_arena(slices: list[Slice], alignment: int = 64, time_limit_s: float = 0.5, exact_limit: int = 400) -> PlanReport:
+MAX_CHECKS = 2_000_000  # about half a second of search on an idle core of the project's machines
+
+
+def plan_arena(slices: list[Slice], alignment: int = 64, time_limit_s: float = 30.0, exact_limit: int = 400,
+               max_checks: int = MAX_CHECKS) -> PlanReport:
     """Runs every method and keeps the smallest arena (IREE's own layout included).
 
-    Where the greedy methods stay above LOAD, half the time limit goes to a local search from
-    the best of them, and what is left to the exact search (up to `exact_limit` slices)."""
-    started = time.monotonic()
+    Where the greedy methods stay above LOAD, half of `max_checks` goes to a local search
+    from the best of them, and the rest to the exact search (up to `exact_limit` slices).
+    `time_limit_s` is a safety net over both; the report says when it fired."""
+    deadline = Deadline(time_limit_s)
     conflicts = conflicts_of(slices)
     lower = align(load(slices, alignment), alignment)
     plans = [iree_layout(slices, alignment)]
@@ -244,13 +259,15 @@ def plan_arena(slices: list[Slice], alignment: int = 64, time_limit_s: float = 0
     exact_finished = None
     if best.size > lower:
         seed_order = orders.get(best.method, orders["size"])
-        searched = local_search(slices, conflicts, alignment, seed_order, lower, started + time_limit_s / 2)
+        budget = Budget(max_checks // 2, deadline)
+        searched = local_search(slices, conflicts, alignment, seed_order, lower, budget)
         plans.append(searched)
         best = min(plans, key=lambda p: p.size)
     if best.size > lower and len(slices) <= exact_limit:
-        found = exact_search(slices, conflicts, alignment, lower, started + time_limit_s)
+        budget = Budget(max_checks - max_checks // 2, deadline)
+        found = exact_search(slices, conflicts, alignment, lower, budget)
         exact_finished = found is not None
         if found is not None:
             plans.append(found)
             best = found
-    return PlanReport(best, lower, plans[0].size, {p.method: p.size for p in plans}, exact_finished, plans[0].offsets)
+    return PlanReport(best, lower, plans[0].size, {p.method: p.size for p in plans}, exact_finished, plans[0].offsets, deadline.fired)

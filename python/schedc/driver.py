@@ -28,7 +28,8 @@ from pathlib import Path
 from .errors import CompileError, SchedcError
 from .iree_ir import exported_functions, packs, set_reflection, transient_allocations
 from .iree_tools import run_iree_tool
-from .irio import check_input_file, module_text, printable, read_module, write_atomically, write_folder
+from .irio import check_input_file, module_text, printable, read_module
+from .outputs import StagedOutputs, check_output_path
 from .phases import phase as named_phase
 from .phases import END, IREE_PHASES, PHASES, CompileStep, Point, end_of, point_of, steps_between
 from .pipeline import PassInvocation, PipelineError, complete_pipeline, parse_pipeline, run_pipeline
@@ -125,25 +126,29 @@ def compile(
     is where passes print (default: stdout); with a `progress` stream (the CLI gives stderr on
     a terminal), each step's name shows on one status line as it starts.
     """
+    if isinstance(iree_flags, str):  # one flag, not a sequence of one-character flags
+        iree_flags = (iree_flags,)
     if not isinstance(target, Target):
         target = resolve_target(target, cuda_arch=cuda_arch, rocm_arch=rocm_arch, vulkan_target=vulkan_target, cpu=cpu)
     options = CompileOptions(
         target, passes, schedc_passes, emit, dump_phases, tuple(iree_flags), report, summary, verify_plan, execution,
         tuning, kernel_db, tuple(batch_buckets),
     )
+    source = _input(source, input_file)
+    source_path = str(source) if isinstance(source, Path) else None
+    # Outputs that can never be written fail before the compile, not after it.
+    if output and options.emit != "executables":
+        check_output_path(output, inputs=[source_path])
+    if report:
+        check_output_path(report, inputs=[source_path, output], what="report")
     timer = PhaseTimer(progress=progress)
     try:
-        result = compile_with_options(_input(source, input_file), options, pass_output=pass_output, timer=timer)
-        if output:
-            if isinstance(result.output, dict):
-                write_folder(output, result.output)
-            else:
-                write_atomically(output, result.output)
+        result = compile_with_options(source, options, pass_output=pass_output, timer=timer)
         if report:
-            from .report import write_report
-
             with timer.phase("report: writing " + Path(report).name):
-                write_report(report, result.report)
+                write_outputs(output, result, report)
+        else:
+            write_outputs(output, result, report)
     finally:
         timer.finish()
     if timing:
@@ -153,6 +158,25 @@ def compile(
 
         print("\n".join(summary_lines(result.report)))
     return result.output
+
+
+def write_outputs(output: str | None, result: "CompileResult", report: str | None) -> None:
+    """Writes the module (or IR, or executables folder) and its report: both, or neither."""
+    from .irio import write_folder
+    from .report import report_page
+
+    if isinstance(result.output, dict):
+        if report:
+            check_output_path(report, what="report")
+        if output:
+            write_folder(output, result.output)
+        output = None
+    with StagedOutputs() as outputs:
+        if output:
+            outputs.add(output, result.output)
+        if report:
+            outputs.add(report, report_page(report, result.report))
+        outputs.commit()
 
 
 def _input(source, input_file):
@@ -178,6 +202,8 @@ def compile_with_options(source, options: CompileOptions, pass_output=None, time
     execution = [i for i in parse_pipeline(EXECUTION_PIPELINES[options.execution], REGISTRY) if i.name not in {n.name for n in named}]
     invocations = complete_pipeline(named + execution, REGISTRY) if named or execution else []
     timer = timer if timer is not None else PhaseTimer()
+    if options.dump_phases:
+        _check_dump_folder(options.dump_phases)
     work = Path(tempfile.mkdtemp(prefix="schedc-"))
     keep_work = False
     try:
@@ -212,7 +238,7 @@ def compile_with_options(source, options: CompileOptions, pass_output=None, time
             steps.advance(stop)
             for phase in PHASES:
                 if point_of(phase) == stop and by_phase[phase.name]:
-                    steps.run_passes(phase.label, by_phase[phase.name], context)
+                    steps.run_passes(phase.label, by_phase[phase.name], context, _input_name(source))
             if stop == end_of("flow") and options.execution == "graphs":
                 _mark_execution(steps.current, steps.next_file("flow-execution"), options.execution)
                 steps.current = steps.last_file
@@ -229,16 +255,58 @@ def compile_with_options(source, options: CompileOptions, pass_output=None, time
                 result.report = _report(steps, flow, stream, options, pipeline_text, result.records)
         return result
     except CompileError as e:
+        if NO_FUNCTIONS in str(e):  # IREE's words for an input without functions
+            raise SchedcError(f"{_input_name(source)}: the input has no functions: nothing to compile") from None
         keep_work = keep_work or e.repro is not None  # the repro command reads files in `work`
+        if keep_work:
+            e.args = (f"{e.args[0]}\n(the files it names are kept in {work})",)
         raise
     except PipelineError:
         keep_work = True  # the message names the IR schedc was given
         raise
     finally:
+        if keep_work:
+            _keep(work)
         if options.dump_phases:
             _dump(work, Path(options.dump_phases))
         if not keep_work:
             shutil.rmtree(work, ignore_errors=True)
+
+
+NO_FUNCTIONS = "outer module does not contain a vm.module op"
+# The module's source map and the CPU executables' DWARF name the file IREE read last, in the
+# work folder, deleted after the run: they would point nowhere. The user's own locations are
+# gone by then (the phases' text carries none).
+REPRODUCIBLE_MODULE_FLAGS = ("--iree-vm-bytecode-module-strip-source-map=true", "--iree-llvmcpu-debug-symbols=false")
+
+
+def _reproducible(flags: list[str]) -> list[str]:
+    """`flags` and the flags that make the .vmfb a function of the input, unless the user set them."""
+    named = {f.split("=", 1)[0] for f in flags}
+    return [f for f in REPRODUCIBLE_MODULE_FLAGS if f.split("=", 1)[0] not in named] + flags
+
+
+# How a warning located in an intermediate file names it (by the file's label).
+_IR_NAMES = {"flow": "flow-phase", "stream-async": "stream-phase (async)", "stream-allocation": "stream-phase (allocation)"}
+KEPT_MARKER = ".schedc-kept"  # in a failed compile's work folder, kept for its repro command
+KEPT_FOLDERS = 10  # the newest kept work folders stay; older ones are removed
+
+
+def _input_name(source) -> str:
+    return str(source) if isinstance(source, Path) else "<input>"
+
+
+def _keep(work: Path) -> None:
+    """Marks a failed compile's work folder as kept, and removes all but the newest kept ones."""
+    (work / KEPT_MARKER).touch()
+    kept = []
+    for folder in work.parent.glob("schedc-*"):
+        try:
+            kept.append(((folder / KEPT_MARKER).stat().st_mtime, folder))
+        except OSError:
+            continue  # a folder of a compile still running, or not schedc's
+    for _, folder in sorted(kept, reverse=True)[KEPT_FOLDERS:]:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class _Steps:
@@ -272,8 +340,15 @@ class _Steps:
                 if isinstance(step, CompileStep):
                     flags = self._executable_flags(step)
                     output = self.next_file(_label(step.reached), ".vmfb" if step.stop == "end" else ".mlir")
-                    run_iree_tool("iree-compile", [str(self.current), *self.compile_flags, *flags, *step.flags(), "-o", str(output)],
-                                  what=f"IREE from the {step.start} phase to the {step.stop} phase")
+                    what = f"IREE from the {step.start} phase to the {step.stop} phase"
+                    if (step.stop == "end" or _generates_code(step)) and self.current.parent == self.work:
+                        # In the work folder on relative names: the module (and the CPU code's debug
+                        # info) records the name of the file IREE read, and the folder's is random.
+                        flags = [f.replace(f"{self.work}/", "") for f in flags]
+                        run_iree_tool("iree-compile", [self.current.name, *_reproducible(self.compile_flags), *flags, *step.flags(), "-o", output.name],
+                                      what=what, cwd=str(self.work))
+                    else:
+                        run_iree_tool("iree-compile", [str(self.current), *self.compile_flags, *flags, *step.flags(), "-o", str(output)], what=what)
                 else:
                     output = self.next_file(_label(step.reached))
                     run_iree_tool("iree-opt", [str(self.current), *self.opt_flags, f"--pass-pipeline={step.pipeline}", "-o", str(output)],
@@ -286,19 +361,18 @@ class _Steps:
     def _executable_flags(self, step: CompileStep) -> list[str]:
         """IREE's flags that write each executable's code (LLVM IR, PTX, HSACO, SPIR-V, as
         the target gives) into a folder, for the step that generates it."""
-        generates = IREE_PHASES.index(step.start) < IREE_PHASES.index("executable-targets") <= IREE_PHASES.index(step.stop)
-        if not (self.executables and generates):
+        if not (self.executables and _generates_code(step)):
             return []
         folder = self.next_file("executables", "")
         folder.mkdir()
         flags = [f"--iree-hal-dump-executable-intermediates-to={folder}", f"--iree-hal-dump-executable-binaries-to={folder}"]
         return flags + (["--iree-hal-link-executables=false"] if self.executables == "per-dispatch" else [])
 
-    def run_passes(self, label: str, invocations, context) -> None:
+    def run_passes(self, label: str, invocations, context, input_name: str | None = None) -> None:
         """Runs schedc passes on the current IR."""
         destination = self.next_file(f"{label}-schedc")
         with self.timer.phase(f"schedc's passes at {label}"):  # each pass nests under it
-            _run_schedc_passes(self.current, destination, invocations, context)
+            _run_schedc_passes(self.current, destination, invocations, context, input_name)
         self.current = destination
 
 
@@ -308,6 +382,11 @@ def step_name(step) -> str:
         return f"IREE from the {step.start} phase to " + ("the module" if step.stop == "end" else f"the {step.stop} phase")
     to = "its end" if step.reached.inner == END else _label(step.reached)
     return f"IREE's {step.reached.iree_phase} phase up to {to}"
+
+
+def _generates_code(step: CompileStep) -> bool:
+    """Whether an iree-compile step generates the executables' code for the target."""
+    return IREE_PHASES.index(step.start) < IREE_PHASES.index("executable-targets") <= IREE_PHASES.index(step.stop)
 
 
 def _label(point: Point) -> str:
@@ -344,13 +423,20 @@ def _mark_execution(source: Path, destination: Path, execution: str) -> None:
     destination.write_text(module_text(module))
 
 
-def _run_schedc_passes(source: Path, destination: Path, invocations, context) -> None:
-    """Runs schedc passes on one phase's file and writes the result."""
+def _run_schedc_passes(source: Path, destination: Path, invocations, context, input_name: str | None = None) -> None:
+    """Runs schedc passes on one phase's file and writes the result. A warning located in that
+    file (deleted after the run) names `input_name` and the phase instead."""
     from schedc.passes import REGISTRY
+
+    def where(prefix: str) -> str:
+        if input_name is None or not prefix.startswith(str(source)):
+            return prefix
+        label = source.stem.split("-", 1)[-1]
+        return f"{input_name}: in IREE's {_IR_NAMES.get(label, label)} IR: "
 
     module = read_module(source)
     try:
-        run_pipeline(module, invocations, REGISTRY, context)
+        run_pipeline(module, invocations, REGISTRY, context, where)
     except PipelineError as e:
         raise PipelineError(f"{e}\nthe IR schedc was given is kept in {source}") from None
     destination.write_text(module_text(module))
@@ -401,6 +487,8 @@ def _stage_input(source, work: Path, dump: bool) -> Path:
         return staged
     if not isinstance(source, str):
         raise SchedcError(f"cannot compile a {type(source).__name__}: pass MLIR text (str), bytecode (bytes), a pathlib.Path or input_file=")
+    if not source.strip():
+        raise SchedcError("the input is empty: no MLIR to compile")
     if "\n" not in source and source.strip().endswith((".mlir", ".mlirbc")):
         raise SchedcError(f"'{source.strip()}' is not MLIR: a str is MLIR text; to compile a file, pass pathlib.Path('{source.strip()}') or input_file=")
     staged = work / "00-input.mlir"
@@ -408,10 +496,26 @@ def _stage_input(source, work: Path, dump: bool) -> Path:
     return staged
 
 
+def _check_dump_folder(folder: str) -> None:
+    """--dump-phases names a folder that exists or can be made, before anything runs."""
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise SchedcError(f"--dump-phases {folder}: exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise SchedcError(f"--dump-phases {folder}: cannot make the folder ({e.strerror})") from None
+
+
 def _dump(work: Path, folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    for path in sorted(work.iterdir()):
-        if path.is_dir():
-            shutil.copytree(path, folder / path.name, dirs_exist_ok=True)
-        else:
-            shutil.copyfile(path, folder / path.name)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for path in sorted(work.iterdir()):
+            if path.name == KEPT_MARKER:
+                continue
+            if path.is_dir():
+                shutil.copytree(path, folder / path.name, dirs_exist_ok=True)
+            else:
+                shutil.copyfile(path, folder / path.name)
+    except OSError as e:
+        raise SchedcError(f"--dump-phases {folder}: cannot write ({e.strerror})") from None

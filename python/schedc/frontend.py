@@ -5,9 +5,13 @@ torch-mlir carries its own MLIR build, so the result crosses to IREE as text, ne
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
+import logging
 import sys
 import traceback
+import warnings
 from pathlib import Path
 
 from .errors import SchedcError
@@ -37,13 +41,20 @@ def import_torch(model, *example_args, func_name: str = "forward", dtype: str | 
     options = {}
     if dynamic_batch:
         example_args, options["dynamic_shapes"] = _dynamic_batch(example_args)
-    with torch.no_grad():
-        try:
+    # torch logs and prints a failed export's tracebacks and graphs itself: the error below
+    # says what failed, at the user's line.
+    logging.disable(logging.CRITICAL)
+    chatter = io.StringIO()
+    try:
+        with torch.no_grad(), warnings.catch_warnings(), contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
+            warnings.simplefilter("ignore")
             module = fx.export_and_import(model, *example_args, output_type="torch", func_name=func_name, **options)
-        except Exception as e:  # torch.export's constraint errors: the model fixes its batch
-            if not dynamic_batch:
-                raise
+    except Exception as e:  # torch.export's or torch-mlir's refusal of the user's model
+        if dynamic_batch:  # torch.export's constraint errors: the model fixes its batch
             raise SchedcError(f"the model cannot be exported with a dynamic batch: {str(e).strip().splitlines()[0]}") from None
+        raise SchedcError(_export_failure(e)) from None
+    finally:
+        logging.disable(logging.NOTSET)
     return str(module)
 
 
@@ -77,6 +88,27 @@ def _dynamic_batch(example_args):
             shapes.append(None)
         examples.append(value)
     return tuple(examples), tuple(shapes)
+
+
+def _export_failure(error: BaseException) -> str:
+    """One paragraph for a model torch.export or torch-mlir cannot take: the user's line that
+    was running, the error's first lines, and what usually helps."""
+    # Frames in site-packages (torch, torch-mlir) and in schedc are not the user's.
+    others = (Path(torch_file()).parent.parent, Path(__file__).parent)
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not any(Path(f.filename).is_relative_to(o) for o in others)]
+    where = f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else ""
+    lines = [line for line in str(error).strip().splitlines() if line.strip()]
+    detail = "\n".join(lines[:3]) if lines else type(error).__name__
+    return (
+        f"{where}torch.export could not export the model ({type(error).__name__}):\n{detail}\n"
+        "(the usual causes: control flow on a tensor's value, torch.cond, example inputs of the wrong shape)"
+    )
+
+
+def torch_file() -> str:
+    import torch
+
+    return torch.__file__
 
 
 def load_factory(spec: str):

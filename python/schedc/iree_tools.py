@@ -21,12 +21,13 @@ def iree_tool(name: str) -> str:
     return str(Path(iree._runtime_libs.__file__).parent / name)
 
 
-def run_iree_tool(name: str, args: list[str], *, what: str) -> None:
-    """Runs `name args` (iree-compile, iree-opt); a failure raises CompileError with IREE's
-    diagnostics and the command that reproduces it."""
-    result = subprocess.run([iree_tool(name), *args], capture_output=True, text=True)
+def run_iree_tool(name: str, args: list[str], *, what: str, cwd: str | None = None) -> None:
+    """Runs `name args` (iree-compile, iree-opt; in `cwd`); a failure raises CompileError with
+    IREE's diagnostics and the command that reproduces it."""
+    result = subprocess.run([iree_tool(name), *args], capture_output=True, text=True, errors="replace", cwd=cwd)
     if result.returncode != 0:
-        raise CompileError(f"{what} failed in IREE:\n{_trim(result.stderr)}", repro=shlex.join([name, *args]))
+        repro = (f"cd {shlex.quote(cwd)} && " if cwd else "") + shlex.join([name, *args])
+        raise CompileError(f"{what} failed in IREE:\n{_trim(result.stderr)}", repro=repro)
 
 
 def _trim(stderr: str) -> str:

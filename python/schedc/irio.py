@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 from iree.compiler import ir
@@ -59,6 +57,17 @@ def parse_module(text: str, source_name: str, context: ir.Context, first_line: i
     Top-level ops without a `module` around them (as lit tests write them) get one, placed so
     that line numbers stay those of the file.
     """
+    # MLIR verifies isolated regions (executables) on its thread pool, and errors there reach
+    # the Python bindings' diagnostic handler from a worker thread while this thread waits
+    # with the GIL: a deadlock (IREE 3.13). Parsing is verified on this thread instead.
+    context.enable_multithreading(False)
+    try:
+        return _parse_module(text, source_name, context, first_line)
+    finally:
+        context.enable_multithreading(True)
+
+
+def _parse_module(text: str, source_name: str, context: ir.Context, first_line: int) -> ir.Operation:
     padded = "\n" * first_line + text  # keeps line numbers of a chunk as in its file
     try:
         op = ir.Operation.parse(padded, source_name=source_name, context=context).operation
@@ -101,26 +110,11 @@ def module_text(module: ir.Operation) -> str:
 
 
 def write_atomically(path: str, data: bytes | str) -> None:
-    """Writes the whole output or nothing: a failed compile leaves no file behind."""
-    if path == "-":
-        if isinstance(data, bytes):
-            sys.stdout.buffer.write(data)
-        else:
-            sys.stdout.write(data)
-        return
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; outputs get the usual mode
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Writes the whole output or nothing, writing through symlinks and into devices and FIFOs
+    in place (see `schedc.outputs`)."""
+    from .outputs import write_output
+
+    write_output(path, data)
 
 
 def write_folder(path: str, files: dict[str, bytes]) -> None:

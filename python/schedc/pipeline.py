@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 import typing
 from dataclasses import dataclass
@@ -51,9 +52,12 @@ def _convert(value: str, type_, where: str):
         raise PipelineError(f"{where}: expected true or false, got '{value}'")
     if type_ in (int, float):
         try:
-            return type_(value)
+            number = type_(value)
         except ValueError:
             raise PipelineError(f"{where}: expected {type_.__name__}, got '{value}'") from None
+        if type_ is float and not math.isfinite(number):
+            raise PipelineError(f"{where}: expected a finite number, got '{value}'")
+        return number
     return value
 
 
@@ -74,7 +78,9 @@ def parse_pipeline(text: str, registry) -> list[PassInvocation]:
         for item in rest.rstrip("}").split():
             key, eq, value = item.partition("=")
             field_name = key.replace("-", "_")
-            if not eq or field_name not in fields:
+            if field_name in fields and not eq:
+                raise PipelineError(f"pass '{name}': option '{key}' needs a value ({key}=...)")
+            if field_name not in fields:
                 valid = ", ".join(sorted(f.replace("_", "-") for f in fields)) or "none"
                 raise PipelineError(f"pass '{name}' has no option '{key}'; its options: {valid}")
             values[field_name] = _convert(value, hints[field_name], f"{name}{{{key}}}")
@@ -112,8 +118,11 @@ def complete_pipeline(invocations: list[PassInvocation], registry) -> list[PassI
     return ordered
 
 
-def run_pipeline(module: ir.Operation, invocations: list[PassInvocation], registry, context) -> None:
-    """Runs the passes through MLIR's pass manager (which verifies the IR after each)."""
+def run_pipeline(module: ir.Operation, invocations: list[PassInvocation], registry, context, where=None) -> None:
+    """Runs the passes through MLIR's pass manager (which verifies the IR after each).
+
+    Warnings are printed with their `file:line:col: `, or what `where(prefix)` makes of it (the
+    driver names the user's input in place of its intermediate files, gone after the run)."""
     if not invocations:
         return
     with module.context:
@@ -135,7 +144,8 @@ def run_pipeline(module: ir.Operation, invocations: list[PassInvocation], regist
         except ir.MLIRError as e:
             raise PipelineError(format_diagnostics(e)) from None
     for location, message in getattr(context, "warnings", []):
-        print(f"{location_prefix(location)}warning: {message}", file=sys.stderr)
+        prefix = location_prefix(location)
+        print(f"{where(prefix) if where else prefix}warning: {message}", file=sys.stderr)
     if hasattr(context, "warnings"):
         context.warnings.clear()
 

@@ -151,16 +151,24 @@ def kernel_lines(kernels: dict) -> list[str]:
     return lines
 
 
-def write_report(path: str, report: dict) -> None:
-    """Writes the report as JSON, or as one self-contained HTML page for a `.html` path."""
-    from .irio import write_atomically
+def report_text(report: dict) -> str:
+    return json.dumps(report, indent=2, sort_keys=False) + "\n"
 
+
+def report_page(path: str, report: dict) -> str:
+    """What a report path holds: one self-contained HTML page for a `.html` path, else JSON."""
     if str(path).lower().endswith((".html", ".htm")):
         from .html_report import render_html
 
-        write_atomically(path, render_html(report))
-        return
-    write_atomically(path, json.dumps(report, indent=2, sort_keys=False) + "\n")
+        return render_html(report)
+    return report_text(report)
+
+
+def write_report(path: str, report: dict) -> None:
+    """Writes the report as JSON, or as one self-contained HTML page for a `.html` path."""
+    from .outputs import write_output
+
+    write_output(path, report_page(path, report))
 
 
 def read_report(path: str) -> dict:

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import RuntimeLoadError, SchedcError
+from .vmfb import check_module_file
 
 EXECUTIONS = ("streams", "graphs")
 # IREE reads its driver flags once, when a process creates its first device of that driver:
@@ -110,9 +111,9 @@ class Function:
         module._collect_pending()
         dlpack = _dlpack_device(module.device_name, args)
         if dlpack is not None:
-            inputs = _import_tensors(module.device, args, dlpack)
+            inputs = _import_tensors(module.device, args, dlpack, self.name)
         else:
-            inputs = [_to_numpy(a) for a in args]
+            inputs = _host_arguments(self.name, args)
         try:
             results = module._context.modules[module.vm_name][self.name](*inputs)
         except (RuntimeError, ValueError, TypeError) as e:
@@ -146,12 +147,19 @@ class Function:
             return PendingCall.on_thread(self, args)
         module._collect_pending()
         device = module._config.device
-        inputs = [rt.asdevicearray(device, _to_numpy(a)) for a in args]
+        inputs = []
+        arguments = rt.VmVariantList(len(args) + 2)
+        for value in _host_arguments(async_name, args):
+            if isinstance(value, (bool, int, np.integer)):  # scalars go by value, as in a plain call
+                arguments.push_int(int(value))
+            elif isinstance(value, (float, np.floating)):
+                arguments.push_float(float(value))
+            else:
+                array = rt.asdevicearray(device, value)
+                inputs.append(array)
+                arguments.push_ref(array._buffer_view)
         semaphore = device.create_semaphore(0)
         ready, done = rt.HalFence.create_at(semaphore, 0), rt.HalFence.create_at(semaphore, 1)
-        arguments = rt.VmVariantList(len(inputs) + 2)
-        for array in inputs:
-            arguments.push_ref(array._buffer_view)
         arguments.push_ref(ready)
         arguments.push_ref(done)
         results = rt.VmVariantList(4)
@@ -277,7 +285,7 @@ def _dlpack_device(device_name: str, args) -> tuple[int, int] | None:
     return None
 
 
-def _import_tensors(device, tensors, dlpack):
+def _import_tensors(device, tensors, dlpack, function: str):
     """IREE arrays over the tensors' memory, after torch's queued work on them is done."""
     import iree.runtime as rt
     import torch
@@ -286,11 +294,14 @@ def _import_tensors(device, tensors, dlpack):
     if dlpack[0] != _DLPACK_CPU:
         torch.cuda.current_stream(tensors[0].device).synchronize()  # no shared timeline with IREE
     arrays = []
-    for tensor in tensors:
+    for i, tensor in enumerate(tensors):
         try:
             view = device.from_dlpack_capsule(to_dlpack(tensor.detach().contiguous()))
-        except (RuntimeError, ValueError, TypeError) as e:
-            raise SchedcError(f"cannot pass a {tensor.device} tensor to IREE through DLPack: {_first_line(e)}") from None
+        except (RuntimeError, ValueError, TypeError, BufferError) as e:
+            raise SchedcError(
+                f"calling {function}: argument {i} cannot be passed to IREE (a {tensor.device} {tensor.dtype} tensor "
+                f"through DLPack: {_first_line(e)})"
+            ) from None
         arrays.append(rt.DeviceArray(device, view))
     return arrays
 
@@ -335,10 +346,18 @@ def copy_into_torch(device, output, dlpack):
 
 def _as_results(outputs, torch_out: bool, single: bool):
     if torch_out:
-        import torch
-
-        outputs = [torch.from_numpy(np.ascontiguousarray(o)) if isinstance(o, np.ndarray) else o for o in outputs]
+        outputs = [_to_torch(o) if isinstance(o, np.ndarray) else o for o in outputs]
     return outputs[0] if single else tuple(outputs)
+
+
+def _to_torch(array: np.ndarray):
+    import ml_dtypes
+    import torch
+
+    array = np.ascontiguousarray(array)
+    if array.dtype == ml_dtypes.bfloat16:  # torch reads no ml_dtypes array: go through the bits
+        return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(array)
 
 
 class Module:
@@ -349,6 +368,7 @@ class Module:
 
         if not Path(path).is_file():
             raise RuntimeLoadError(f"{path}: no such file")
+        check_module_file(path)  # IREE maps a module unchecked: a damaged one can crash the process
         if execution is not None and execution not in EXECUTIONS:
             raise RuntimeLoadError(f"unknown execution '{execution}'; valid: {', '.join(EXECUTIONS)}")
         driver = device.split(":")[0]
@@ -377,7 +397,10 @@ class Module:
             if compiled_for:
                 raise RuntimeLoadError(f"{path} was compiled for '{compiled_for}' devices and cannot run on '{device}'") from None
             raise RuntimeLoadError(f"{path} cannot run on '{device}' ({_first_line(e)})") from None
-        self.function_names = [n.split(".")[-1] for n in vm_module.function_names if not n.startswith("__")]
+        # `f$async` is IREE's fence-taking twin of `f`, reached through `module.f.async_`.
+        self.function_names = [
+            n.split(".")[-1] for n in vm_module.function_names if not n.startswith("__") and not n.endswith("$async")
+        ]
         self.functions = {n: Function(self, n, None) for n in self.function_names}
         self._group_buckets(vm_module)
         # A replayed module (static-replay) returns its static buffers: see Function.
@@ -458,9 +481,28 @@ def _is_torch(value) -> bool:
     return type(value).__module__.startswith("torch")
 
 
+def _host_arguments(function: str, args) -> list:
+    """The arguments as numpy arrays (scalars as they are); one clear error for a value that
+    cannot be passed."""
+    host = []
+    for i, value in enumerate(args):
+        try:
+            host.append(_to_numpy(value))
+        except (TypeError, RuntimeError) as e:
+            raise SchedcError(f"calling {function}: argument {i} cannot be passed to IREE ({_first_line(e)})") from None
+    return host
+
+
 def _to_numpy(value):
     if _is_torch(value):
-        return value.detach().cpu().contiguous().numpy()
+        import torch
+
+        tensor = value.detach().cpu().contiguous()
+        if tensor.dtype == torch.bfloat16:  # numpy has no bfloat16; IREE takes ml_dtypes'
+            import ml_dtypes
+
+            return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+        return tensor.numpy()
     if isinstance(value, np.ndarray):
         return np.ascontiguousarray(value)
     return value

@@ -62,11 +62,14 @@ def resolve_target(
     cpu: str | None = None,
 ) -> Target:
     """Returns the target for a user's choice; an unknown name or chip lists the valid ones."""
-    name = _ALIASES.get(name or "llvm-cpu", name or "llvm-cpu")
+    name = "llvm-cpu" if name is None else _ALIASES.get(name, name)  # "" is a mistake, not the default
     if name not in TARGET_NAMES:
         raise CompileError(
             f"unknown target '{name}'; valid targets: {', '.join(TARGET_NAMES)}"
         )
+    for flag, chip in (("--cuda-arch", cuda_arch), ("--rocm-arch", rocm_arch), ("--vulkan-target", vulkan_target), ("--cpu", cpu)):
+        if chip is not None and not chip.strip():
+            raise CompileError(f"{flag} is empty; leave it out for the default")
     if name == "llvm-cpu":
         # IREE validates CPU names itself and lists the accepted ones for the host triple.
         return Target(name, "local", cpu or "host")

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import SchedcError
+from .outputs import write_output
 
 _NUMPY = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
 
@@ -61,7 +62,7 @@ def bench(folder: str, device: str = "cuda", calls: int = 20, warmup: int = 3, p
         if progress is not None:
             progress(number + 1, len(manifest["kernels"]), kernel["signature"]["name"])
     document = {"device": device, "calls": calls, "seconds": round(time.perf_counter() - started, 1), "kernels": results}
-    (out / RESULTS).write_text(json.dumps(document, indent=1) + "\n")
+    write_output(str(out / RESULTS), json.dumps(document, indent=1) + "\n")
     return document
 
 

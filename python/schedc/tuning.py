@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .errors import CompileError, SchedcError
 from .kernel_configs import CHIPS, TILED_KINDS, estimate, KernelConfig, KernelDatabase, KernelSignature, TunedEntry, candidate_configs, default_database, heuristic_config
+from .outputs import write_output
 from .targets import Target
 
 MANIFEST = "manifest.json"
@@ -130,7 +131,7 @@ def prepare(models: list[str], folder: str, options: TuneOptions) -> dict:
         "kernels": kernels,
         "skipped": skipped,
     }
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    write_output(str(out / MANIFEST), json.dumps(manifest, indent=1) + "\n")
     return manifest
 
 
@@ -159,7 +160,8 @@ def _compile_job(job: dict, out: Path, options: TuneOptions, progress: Progress)
             return done["job"]
     candidates = list(job["configs"])
     result = _compile_fresh(job, text, out, options)
-    record.write_text(json.dumps({"signature": job["signature"], "candidates": candidates, "repeat": options.repeat, "job": result}))
+    # Whole or not at all: an interrupted prepare resumes from the records it finds.
+    write_output(str(record), json.dumps({"signature": job["signature"], "candidates": candidates, "repeat": options.repeat, "job": result}))
     progress.step(job["signature"]["name"])
     return result
 

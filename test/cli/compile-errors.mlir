@@ -19,8 +19,9 @@
 // CPU: List of accepted CPUs: {{.*}}znver4
 // CPU: reproduce with: iree-compile {{.*}}bad-op.mlir {{.*}}--iree-llvmcpu-target-cpu=bogus
 
-// CHECK: compile-errors.mlir:[[# @LINE + 5]]:10: error: use of value '%0' expects different type
+// CHECK: compile-errors.mlir:[[# @LINE + 6]]:10: error: use of value '%0' expects different type
 // CHECK-NOT: Traceback
+// CHECK: (the files it names are kept in {{.*}}schedc-{{.*}})
 // CHECK: reproduce with: iree-compile {{.*}}compile-errors.mlir
 func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = arith.addf %a, %a : tensor<4xf32>

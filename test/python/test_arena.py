@@ -4,7 +4,6 @@ LOAD where greedy by size is known optimal, and an exact search that is exact.""
 from __future__ import annotations
 
 import itertools
-import time
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,6 +20,7 @@ from schedc.arena import (
     plan_arena,
     verify,
 )
+from schedc.budget import Budget
 
 
 @st.composite
@@ -44,7 +44,7 @@ def test_every_plan_is_valid_and_never_below_load(slices, alignment):
     for plan in plans:
         assert verify(slices, plan.offsets, alignment, plan.size) == [], plan.method
         assert plan.size >= lower
-    report = plan_arena(slices, alignment, time_limit_s=0.5)
+    report = plan_arena(slices, alignment)
     assert verify(slices, report.plan.offsets, alignment, report.plan.size) == []
     assert lower == report.load <= report.plan.size <= min(p.size for p in plans)
 
@@ -95,12 +95,11 @@ def brute_force_optimum(slices) -> int:
 def test_exact_search_is_exact(slices):
     conflicts = conflicts_of(slices)
     optimum = brute_force_optimum(slices)
-    deadline = time.monotonic() + 10
-    found = exact_search(slices, conflicts, 1, optimum, deadline)
+    found = exact_search(slices, conflicts, 1, optimum, Budget(10**9))
     assert found is not None and verify(slices, found.offsets, 1, optimum) == []
-    assert exact_search(slices, conflicts, 1, optimum - 1, deadline) is None
+    assert exact_search(slices, conflicts, 1, optimum - 1, Budget(10**9)) is None
     if optimum == load(slices):  # the planner then reaches LOAD, whichever method does it
-        assert plan_arena(slices, 1, time_limit_s=10).plan.size == load(slices)
+        assert plan_arena(slices, 1).plan.size == load(slices)
 
 
 def test_the_gap_the_greedy_methods_leave_is_closed():
@@ -112,8 +111,8 @@ def test_the_gap_the_greedy_methods_leave_is_closed():
         conflicts = conflicts_of(slices)
         greedy = min(best_fit(slices, order, conflicts, 1, name).size for name, order in greedy_orders(slices, conflicts).items())
         if greedy > load(slices) and brute_force_optimum(slices) == load(slices):
-            found = exact_search(slices, conflicts, 1, load(slices), time.monotonic() + 5)
+            found = exact_search(slices, conflicts, 1, load(slices), Budget(10**9))
             assert found is not None and verify(slices, found.offsets, 1, load(slices)) == []
-            assert plan_arena(slices, 1, time_limit_s=5).plan.size == load(slices)
+            assert plan_arena(slices, 1).plan.size == load(slices)
             return
     raise AssertionError("no instance found where the heuristics miss LOAD")

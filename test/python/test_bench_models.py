@@ -1,10 +1,15 @@
 """Every benchmark model, compiled for the host CPU with schedc's default pipeline, computes
 what torch eager computes; schedc never raises IREE's transient allocation, and the module's
-transient allocations are exactly the arenas schedc planned."""
+transient allocations are exactly the arenas schedc planned. schedc's passes decide the same on
+a machine whose CPUs are all busy."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -12,7 +17,9 @@ import torch
 
 import schedc
 from conftest import ROOT
-from schedc.driver import CompileOptions, compile_with_options
+from schedc.driver import CompileOptions, _run_schedc_passes, compile_with_options
+from schedc.passes import REGISTRY, DEFAULT_PIPELINE, PassContext
+from schedc.pipeline import parse_pipeline
 from schedc.targets import resolve_target
 
 _spec = importlib.util.spec_from_file_location("bench_models", ROOT / "bench" / "models.py")
@@ -35,9 +42,25 @@ def compile_and_compare(name: str, tmp_path, **options):
     return result
 
 
+@pytest.fixture(scope="module")
+def default_compiles(tmp_path_factory):
+    """name -> (CompileResult, folder of its phases): each bench model compiled once with the
+    default pipeline, its phases dumped."""
+    folder = tmp_path_factory.mktemp("bench")
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            phases = folder / f"{name}.phases"
+            cache[name] = compile_and_compare(name, folder, verify_plan=True, dump_phases=str(phases)), phases
+        return cache[name]
+
+    return get
+
+
 @pytest.mark.parametrize("name", sorted(bench_models.SUITE))
-def test_numerics_unchanged_and_memory_not_worse(name, tmp_path):
-    result = compile_and_compare(name, tmp_path, verify_plan=True)
+def test_numerics_unchanged_and_memory_not_worse(name, default_compiles):
+    result, _ = default_compiles(name)
     for function, entry in result.report["functions"].items():
         iree = entry.get("iree_transient_bytes")
         if iree:
@@ -63,3 +86,49 @@ def test_stream_schedules_keep_the_numbers(name, mode, tmp_path):
     waves = result.report["functions"]["forward$async"]["stream-waves"]
     planned = [w for w in result.report["functions"]["forward$async"]["stream-schedule"]["waves"] if w > 1]
     assert waves["concurrent_waves"] >= len(planned) > 0  # every planned wave is one of IREE's
+
+
+@contextlib.contextmanager
+def busy_cpus():
+    """Every CPU kept busy by another process: a search stopped by the clock would stop sooner."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
+def rerun_passes(phases, source: str, passes: str, tmp_path) -> bytes:
+    """One schedc phase again, on the file the compile gave it, as the driver runs it."""
+    context = PassContext()
+    context.target = "llvm-cpu"
+    destination = tmp_path / f"again-{source}"
+    _run_schedc_passes(phases / source, destination, parse_pipeline(passes, REGISTRY), context)
+    return destination.read_bytes()
+
+
+@pytest.mark.parametrize("name", sorted(bench_models.SUITE))
+def test_the_passes_decide_the_same_on_a_busy_machine(name, default_compiles, tmp_path):
+    """memory-order and arena-plan, run again with every CPU busy on the IR the first compile
+    gave them, write byte-identical IR: their searches stop on work, not on the clock."""
+    result, phases = default_compiles(name)
+    assert DEFAULT_PIPELINE == "memory-order,arena-plan"
+    dumped = {label: path.name for label, path in result.phases.items()}  # the same names in `phases`
+    with busy_cpus():
+        ordered = rerun_passes(phases, dumped["flow"], "memory-order", tmp_path)
+        planned = rerun_passes(phases, dumped["stream-allocation"], "arena-plan{verify=true}", tmp_path)
+    assert ordered == (phases / dumped["flow-schedc"]).read_bytes()
+    assert planned == (phases / dumped["stream-allocation-schedc"]).read_bytes()
+
+
+def test_a_whole_compile_is_byte_identical_on_a_busy_machine(tmp_path):
+    """The same input compiled twice to a .vmfb, the second time with every CPU busy."""
+    model, args = bench_models.SUITE["transformer"]()
+    mlir = schedc.import_torch(model, *args)
+    options = CompileOptions(resolve_target("llvm-cpu"))
+    idle = compile_with_options(mlir, options).output
+    with busy_cpus():
+        busy = compile_with_options(mlir, options).output
+    assert idle == busy

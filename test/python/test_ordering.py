@@ -77,11 +77,56 @@ def test_exact_search_equals_brute_force(graph):
 
 @settings(max_examples=50, deadline=None)
 @given(random_graphs(min_nodes=6, max_nodes=12))
-def test_exact_gives_up_past_its_state_budget_and_beam_takes_over(graph):
+def test_searches_stop_on_their_state_budget_and_the_heuristics_remain(graph):
     assume(sum(1 for b in graph.buffers if b.size) >= 2)  # at least two layers to search
     decision = best_order(graph, "auto", OrderLimits(max_states=1))
     assert decision.optimum is None
+    assert decision.searches == {"exact": "max-states", "beam": "max-states"}
+    assert "beam" not in decision.peaks and decision.peak <= decision.program_peak
+    assert not decision.deadline_fired
+
+
+@settings(max_examples=50, deadline=None)
+@given(random_graphs(min_nodes=6, max_nodes=12))
+def test_beam_takes_over_above_the_exact_limit(graph):
+    assume(any(b.size for b in graph.buffers))
+    decision = best_order(graph, "auto", OrderLimits(exact_limit=0))
+    assert decision.searches == {"beam": "finished"}
     assert "beam" in decision.peaks and decision.peak <= decision.program_peak
+
+
+def test_a_wide_graph_is_decided_by_work_not_time():
+    """Many parallel branches: the decision is the same with any time limit that does not fire,
+    and a limit that fires is reported."""
+    graph = wide_graph(branches=60, depth=3)
+    first = best_order(graph, "auto", OrderLimits(max_states=3000))
+    second = best_order(graph, "auto", OrderLimits(max_states=3000, time_limit_s=1000.0))
+    assert (first.order, first.searches) == (second.order, second.searches)
+    assert not first.deadline_fired and first.peak <= first.program_peak
+    cut = best_order(graph, "auto", OrderLimits(max_states=10**9, time_limit_s=0.05))
+    assert cut.deadline_fired and cut.peak <= cut.program_peak
+    assert "deadline" in cut.searches.values()
+
+
+def wide_graph(branches: int, depth: int) -> KernelGraph:
+    """x -> `branches` chains of `depth` kernels, each defining a transient -> one join."""
+    nodes, buffers, edges = [], [Buffer(0, 8, "t", "transient")], []
+    nodes.append(Node(0, "flow.dispatch", "x", True, (0,), ()))
+    tails = []
+    for b in range(branches):
+        previous = 0
+        for d in range(depth):
+            v = len(nodes)
+            buffers.append(Buffer(v, 64 * (1 + (b * 7 + d) % 5), "t", "transient"))
+            nodes.append(Node(v, "flow.dispatch", f"k{b}_{d}", True, (v,), (previous,)))
+            edges.append((previous, v))
+            previous = v
+        tails.append(previous)
+    join = len(nodes)
+    buffers.append(Buffer(join, 0, "t", "result"))
+    nodes.append(Node(join, "flow.dispatch", "join", True, (join,), tuple(tails)))
+    edges += [(t, join) for t in tails]
+    return KernelGraph("wide", tuple(nodes), tuple(buffers), frozenset(edges))
 
 
 def test_two_branches_are_finished_one_at_a_time():

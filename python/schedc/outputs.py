@@ -1,0 +1,117 @@
+"""Writing a command's outputs whole or not at all, without replacing what is not a file.
+
+A regular file (or a path that does not exist yet) is written to a temporary file beside it and
+renamed over it, so a failure never leaves half a file. A symlink is followed: its target is
+written, the link stays. A device or a FIFO (`/dev/null`, `/dev/stdout`, a named pipe) is
+written in place: renaming a file over it would replace the device node itself.
+
+Several outputs of one run (the module and its report) are staged together and committed only
+when every one of them could be written, so a failed run leaves none of them behind.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import tempfile
+from pathlib import Path
+
+from .errors import SchedcError
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or type(error).__name__
+
+
+def check_output_path(path: str, inputs=(), what: str = "output") -> None:
+    """Fails early for an output that can never be written: a directory, or an input file."""
+    if path == "-":
+        return
+    real = Path(os.path.realpath(path))
+    if real.is_dir():
+        raise SchedcError(f"{path}: is a directory; the {what} must be a file")
+    for source in inputs:
+        if source and source != "-" and Path(source).exists() and real.exists() and os.path.samefile(real, source):
+            raise SchedcError(f"{path}: the {what} is the input file; choose another -o")
+
+
+class StagedOutputs:
+    """Outputs written to temporary files first; `commit` puts them all in place."""
+
+    def __init__(self):
+        self._renames: list[tuple[Path, Path]] = []  # (temporary file, final path)
+        self._in_place: list[tuple[str, Path | None, bytes]] = []  # devices, FIFOs, stdout
+
+    def __enter__(self) -> "StagedOutputs":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        self.discard()
+
+    def add(self, path: str, data: bytes | str) -> None:
+        data = data.encode() if isinstance(data, str) else data
+        if path == "-":
+            self._in_place.append((path, None, data))
+            return
+        check_output_path(path)
+        real = Path(os.path.realpath(path))  # a symlink's target, even a dangling one's
+        try:
+            mode = real.stat().st_mode if real.exists() else None
+        except OSError as e:
+            raise SchedcError(f"{path}: cannot write ({_reason(e)})") from None
+        if mode is not None and not stat.S_ISREG(mode):
+            self._in_place.append((path, real, data))
+            return
+        try:
+            real.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
+        except OSError as e:
+            raise SchedcError(f"{path}: cannot write ({_reason(e)})") from None
+        staged = Path(tmp)
+        self._renames.append((staged, real))
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            if mode is None:
+                umask = os.umask(0)
+                os.umask(umask)
+                os.chmod(staged, 0o666 & ~umask)  # mkstemp makes 0600; new outputs get the usual mode
+            else:
+                os.chmod(staged, stat.S_IMODE(mode))  # an existing file keeps its mode
+        except OSError as e:
+            raise SchedcError(f"{path}: cannot write ({_reason(e)})") from None
+
+    def commit(self) -> None:
+        """Writes the in-place outputs (they are the ones that can fail), then renames."""
+        try:
+            for path, real, data in self._in_place:
+                if real is None:
+                    sys.stdout.buffer.write(data)
+                    sys.stdout.flush()
+                    continue
+                try:
+                    with open(real, "wb") as f:
+                        f.write(data)
+                except OSError as e:
+                    raise SchedcError(f"{path}: cannot write ({_reason(e)})") from None
+            for staged, real in self._renames:
+                try:
+                    os.replace(staged, real)
+                except OSError as e:
+                    raise SchedcError(f"{real}: cannot write ({_reason(e)})") from None
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        for staged, _ in self._renames:
+            staged.unlink(missing_ok=True)
+        self._renames.clear()
+        self._in_place.clear()
+
+
+def write_output(path: str, data: bytes | str) -> None:
+    """Writes one output whole or not at all (see the module's docstring)."""
+    with StagedOutputs() as outputs:
+        outputs.add(path, data)
+        outputs.commit()
