@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import bench_models, median_ms  # noqa: E402
+from timing import load_model, median_ms, save_model  # noqa: E402
 
 MODELS = ("transformer", "inception", "randwire", "darts", "unet", "plain_cnn", "resnet18", "mobilenet_v2", "densenet")
 VARIANTS = ("iree-default", "schedc-heuristic", "schedc-tuned", "schedc-replay")
@@ -47,18 +47,11 @@ RO_MODELS = ("transformer", "inception", "randwire")
 
 
 def import_models(folder: Path) -> None:
-    import torch
-
-    import schedc
-
     folder.mkdir(parents=True, exist_ok=True)
     for name in MODELS:
         if (folder / f"{name}.mlir").exists():
             continue
-        model, args = bench_models().SUITE[name]()
-        torch.save(model.state_dict(), folder / f"{name}.pt")
-        np.save(folder / f"{name}.input.npy", args[0].numpy())
-        (folder / f"{name}.mlir").write_text(schedc.import_torch(model, *args))
+        (folder / f"{name}.mlir").write_text(save_model(folder, name))
         print(f"imported {name}", file=sys.stderr, flush=True)
 
 
@@ -120,10 +113,7 @@ def run(folder: Path, models=MODELS, execution: str = "streams") -> None:
     results = folder / "results.run.json"
     rows = json.loads(results.read_text()) if results.exists() else {}
     for name in models:
-        model, _ = bench_models().SUITE[name]()
-        model.load_state_dict(torch.load(folder / f"{name}.pt"))
-        model = model.cuda().eval()
-        x = np.load(folder / f"{name}.input.npy")
+        model, x = load_model(folder, name)
         x_gpu = torch.from_numpy(x).cuda()
 
         def timed(fn):

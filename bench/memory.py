@@ -27,7 +27,6 @@ Then the memory-order pass on synthetic kernel graphs and the planner on synthet
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import random
 import statistics
 import sys
@@ -36,13 +35,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def bench_models():
-    spec = importlib.util.spec_from_file_location("bench_models", ROOT / "bench" / "models.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+sys.path.insert(0, str(ROOT / "bench"))
+from timing import bench_models  # noqa: E402
 
 
 def measure_model(name: str, factory, work: Path) -> dict:

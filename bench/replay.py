@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import bench_models, median_ms  # noqa: E402
+from timing import load_model, median_ms, save_model  # noqa: E402
 
 REPEATS, WARMUP, KERNEL_CALLS = 200, 20, 5
 MODELS = ("inception", "randwire", "transformer")
@@ -57,19 +57,13 @@ VARIANTS = {  # name -> (schedc pipeline or None for IREE alone, execution)
 
 
 def prepare(folder: Path) -> None:
-    import torch
-
-    import schedc
     from schedc.driver import CompileOptions, compile_with_options
     from schedc.targets import resolve_target
 
     folder.mkdir(parents=True, exist_ok=True)
     manifest = {}
     for name in MODELS:
-        model, args = bench_models().SUITE[name]()
-        torch.save(model.state_dict(), folder / f"{name}.pt")
-        np.save(folder / f"{name}.input.npy", args[0].numpy())
-        mlir = schedc.import_torch(model, *args)
+        mlir = save_model(folder, name)
         for variant, (pipeline, execution) in VARIANTS.items():
             options = CompileOptions(resolve_target("cuda"), passes=pipeline, schedc_passes=pipeline is not None, execution=execution)
             result = compile_with_options(mlir, options)
@@ -81,14 +75,6 @@ def prepare(folder: Path) -> None:
 
 def _variants(execution: str) -> list[str]:
     return [v for v, (_, e) in VARIANTS.items() if e == execution]
-
-
-def _model(folder: Path, name: str):
-    import torch
-
-    model, _ = bench_models().SUITE[name]()
-    model.load_state_dict(torch.load(folder / f"{name}.pt"))
-    return model.cuda().eval()
 
 
 def _host_bytes(module) -> int:
@@ -134,8 +120,8 @@ def _references(folder: Path, torch_compile: bool) -> dict:
     torch.backends.cuda.matmul.allow_tf32 = False
     rows = {}
     for name in MODELS:
-        model = _model(folder, name)
-        x_gpu = torch.from_numpy(np.load(folder / f"{name}.input.npy")).cuda()
+        model, x = load_model(folder, name)
+        x_gpu = torch.from_numpy(x).cuda()
         with torch.no_grad():
             rows[f"{name}.torch-eager"] = {"device_ms": median_ms(lambda: (model(x_gpu), torch.cuda.synchronize()), REPEATS, WARMUP)}
             if torch_compile:
@@ -154,8 +140,7 @@ def run_one(folder: Path, execution: str, key: str) -> None:
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     name = key.split(".")[0]
-    model = _model(folder, name)
-    x = np.load(folder / f"{name}.input.npy")
+    model, x = load_model(folder, name)
     x_gpu = torch.from_numpy(x).cuda()
     with torch.no_grad():
         expected = model(x_gpu).cpu().numpy()

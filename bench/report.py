@@ -21,7 +21,6 @@ two whole compiles differ by more than the report costs.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import statistics
 import sys
 import tempfile
@@ -29,13 +28,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def bench_models():
-    spec = importlib.util.spec_from_file_location("bench_models", ROOT / "bench" / "models.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+sys.path.insert(0, str(ROOT / "bench"))
+from timing import bench_models  # noqa: E402
 
 
 def records_seconds(flow_path: Path, repeats: int) -> float:

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import bench_models, median_ms  # noqa: E402
+from timing import load_model, median_ms, save_model  # noqa: E402
 
 REPEATS, WARMUP = 200, 20
 
@@ -40,9 +40,6 @@ EXECUTIONS = ("streams", "graphs")
 
 
 def prepare(folder: Path) -> None:
-    import torch
-
-    import schedc
     from schedc.driver import CompileOptions, compile_with_options
     from schedc.iree_ir import concurrent_groups, transient_allocations
     from schedc.irio import read_module
@@ -51,10 +48,7 @@ def prepare(folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     manifest = {}
     for name in MODELS:
-        model, args = bench_models().SUITE[name]()
-        torch.save(model.state_dict(), folder / f"{name}.pt")
-        np.save(folder / f"{name}.input.npy", args[0].numpy())
-        mlir = schedc.import_torch(model, *args)
+        mlir = save_model(folder, name)
         for variant, pipeline in VARIANTS.items():
             for execution in EXECUTIONS:
                 options = CompileOptions(
@@ -87,10 +81,7 @@ def run(folder: Path, execution: str) -> None:
     manifest = json.loads((folder / "manifest.json").read_text())
     rows = {}
     for name in MODELS:
-        model, _ = bench_models().SUITE[name]()
-        model.load_state_dict(torch.load(folder / f"{name}.pt"))
-        model = model.cuda().eval()
-        x = np.load(folder / f"{name}.input.npy")
+        model, x = load_model(folder, name)
         x_gpu = torch.from_numpy(x).cuda()
         with torch.no_grad():
             expected = model(x_gpu).cpu().numpy()

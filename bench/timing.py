@@ -1,5 +1,5 @@
-"""Shared by the bench scripts: the median of repeated calls after warm-up calls, and the
-bench models (bench/models.py) loaded once per process."""
+"""Shared by the bench scripts: the median of repeated calls after warm-up calls, the bench
+models (bench/models.py) loaded once per process, and a model saved for a GPU machine."""
 
 from __future__ import annotations
 
@@ -20,6 +20,31 @@ def bench_models():
     sys.modules["bench_models"] = module
     spec.loader.exec_module(module)
     return module
+
+
+def save_model(folder: Path, name: str) -> str:
+    """A bench model's weights (`name.pt`) and example input (`name.input.npy`) into `folder`,
+    for a GPU machine to rebuild it; returns its torch-dialect MLIR."""
+    import numpy as np
+    import torch
+
+    import schedc
+
+    model, args = bench_models().SUITE[name]()
+    torch.save(model.state_dict(), folder / f"{name}.pt")
+    np.save(folder / f"{name}.input.npy", args[0].numpy())
+    return schedc.import_torch(model, *args)
+
+
+def load_model(folder: Path, name: str):
+    """On the GPU machine: the model `save_model` saved, on cuda in eval mode, and its input
+    as a numpy array."""
+    import numpy as np
+    import torch
+
+    model, _ = bench_models().SUITE[name]()
+    model.load_state_dict(torch.load(folder / f"{name}.pt"))
+    return model.cuda().eval(), np.load(folder / f"{name}.input.npy")
 
 
 def median_ms(call, repeats: int = 100, warmup: int = 10) -> float:

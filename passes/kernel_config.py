@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iree.compiler import ir
-
 from schedc.dialects.sched import KERNEL_TIME_US
 from schedc.dispatches import apply_config, executables, signature
 from schedc.kernel_configs import CHIPS, KernelDatabase, choose_config, default_database
