@@ -105,29 +105,117 @@ class Function:
         self._module = module
         self.name = name
         self._vm_function = vm_function
+        self._invoker = None  # IREE's FunctionInvoker, made once: it parses the reflection
+        self._invoke = None  # the VM context's invoke, bound on the first call on buffer views
+        # Per input slot: the last torch tensor imported through DLPack and its buffer view.
+        self._imported: list[tuple | None] = []
+        # Per output slot: the last exported result buffer and the torch tensor over it.
+        self._exported: list[tuple | None] = []
 
     def __call__(self, *args, copy: bool = False):
         module = self._module
-        module._collect_pending()
+        if module._pending is not None:
+            module._collect_pending()
         dlpack = _dlpack_device(module.device_name, args)
         if dlpack is not None:
-            inputs = _import_tensors(module.device, args, dlpack, self.name)
-        else:
-            inputs = _host_arguments(self.name, args)
+            tensors = self._export(self._invoke_views(self._import(args, dlpack)), dlpack)
+            return _packed([t.clone() for t in tensors] if copy else tensors)
+        if args and all(_is_device_array(a) for a in args):
+            results = self._invoke_views([a._buffer_view for a in args])
+            return _packed([_device_array(module.device, r) if _is_buffer_view(r) else r for r in results])
+        inputs = _host_arguments(self.name, args)
         try:
-            results = module._context.modules[module.vm_name][self.name](*inputs)
+            results = self._bound_invoker()(*inputs)
         except (RuntimeError, ValueError, TypeError) as e:
             raise SchedcError(f"calling {self.name} failed: {_first_line(e)}") from None
         single = not isinstance(results, (tuple, list))
         outputs = [results] if single else list(results)
-        if dlpack is not None:
-            tensors = _export_tensors(module.device, outputs, dlpack)
-            tensors = [t.clone() for t in tensors] if copy else tensors
-            return tensors[0] if single else tuple(tensors)
-        if args and all(_is_device_array(a) for a in args):
-            return outputs[0] if single else tuple(outputs)
         host = [_to_host(o, copy=copy or module.replayed) for o in outputs]
         return _as_results(host, any(_is_torch(a) for a in args), single)
+
+    def _bound_invoker(self):
+        if self._invoker is None:
+            module = self._module
+            self._invoker = module._context.modules[module.vm_name][self.name]
+        return self._invoker
+
+    def _invoke_views(self, views) -> list:
+        """Calls the function on buffer views: its results as buffer views (other values as
+        IREE gives them). The per-call path of device arrays and torch tensors: no argument
+        packing, no reflection, nothing looked up twice."""
+        if self._invoke is None:
+            import iree.runtime as rt
+
+            module = self._module
+            self._vm_function = self._vm_function or module._vm_module.lookup_function(self.name)
+            self._invoke, self._new_list, self._view_type = module._context.vm_context.invoke, rt.VmVariantList, rt.HalBufferView
+        arguments = self._new_list(len(views))
+        for view in views:
+            arguments.push_ref(view)
+        results = self._new_list(4)
+        try:
+            self._invoke(self._vm_function, arguments, results)
+        except (RuntimeError, ValueError, TypeError) as e:
+            raise SchedcError(f"calling {self.name} failed: {_first_line(e)}") from None
+        outputs = []
+        for i in range(results.size):
+            try:
+                outputs.append(results.get_as_object(i, self._view_type))
+            except (RuntimeError, ValueError, TypeError):  # not a buffer: a scalar, a list
+                outputs.append(results.get_variant(i))
+        return outputs
+
+    def _import(self, tensors, dlpack) -> list:
+        """Buffer views over the tensors' memory, after torch's queued work on them is done.
+
+        A contiguous tensor that comes back to the same slot with the same memory, shape,
+        strides and dtype reuses the view imported for it: the slot keeps the tensor, so its
+        memory cannot be freed and handed to another tensor meanwhile, and IREE reads the
+        memory (not a copy of it) on every call."""
+        import torch
+
+        if dlpack[0] != _DLPACK_CPU:
+            torch.cuda.current_stream(tensors[0].device).synchronize()  # no shared timeline with IREE
+        if len(self._imported) != len(tensors):
+            self._imported = [None] * len(tensors)
+        views = []
+        for i, tensor in enumerate(tensors):
+            cached = self._imported[i]
+            key = (tensor.data_ptr(), tensor.shape, tensor.stride(), tensor.dtype, tensor.device)
+            if cached is not None and cached[1] == key:
+                views.append(cached[2])
+                continue
+            view = _import_tensor(self._module.device, tensor, i, self.name)
+            self._imported[i] = (tensor, key, view) if tensor.is_contiguous() else None
+            views.append(view)
+        return views
+
+    def _export(self, results, dlpack) -> list:
+        """torch tensors over the result buffers (the call has finished with them).
+
+        A replayed module returns the same static buffers on every call: the tensor exported
+        for a slot's buffer is handed out again (a new alias of it) while the buffer stays
+        the same. The slot keeps that tensor, which keeps IREE's buffer alive."""
+        device = self._module.device
+        if not self._module.replayed:
+            return [_export_tensor(device, view, dlpack) for view in results]
+        if len(self._exported) != len(results):
+            self._exported = [None] * len(results)
+        tensors = []
+        for i, view in enumerate(results):
+            buffer = view.get_buffer().ref  # equal refs: the same IREE buffer
+            cached = self._exported[i]
+            if cached is not None and cached[0] == buffer and cached[1] == view.byte_length:
+                tensors.append(cached[2].detach())
+                continue
+            tensor = _exported_view(device, view, dlpack)
+            if tensor is None:  # not exportable: a copy of this call's result, never reused
+                self._exported[i] = None
+                tensors.append(copy_into_torch(device, _device_array(device, view), dlpack))
+                continue
+            self._exported[i] = (buffer, view.byte_length, tensor)
+            tensors.append(tensor.detach())
+        return tensors
 
     def async_(self, *args) -> "PendingCall":
         """Queues the call and returns at once; `.wait()` gives the results (host copies).
@@ -285,42 +373,56 @@ def _dlpack_device(device_name: str, args) -> tuple[int, int] | None:
     return None
 
 
-def _import_tensors(device, tensors, dlpack, function: str):
-    """IREE arrays over the tensors' memory, after torch's queued work on them is done."""
-    import iree.runtime as rt
-    import torch
+def _import_tensor(device, tensor, position: int, function: str):
+    """An IREE buffer view over a torch tensor's memory (a contiguous copy of a strided one)."""
     from torch.utils.dlpack import to_dlpack
 
-    if dlpack[0] != _DLPACK_CPU:
-        torch.cuda.current_stream(tensors[0].device).synchronize()  # no shared timeline with IREE
-    arrays = []
-    for i, tensor in enumerate(tensors):
-        try:
-            view = device.from_dlpack_capsule(to_dlpack(tensor.detach().contiguous()))
-        except (RuntimeError, ValueError, TypeError, BufferError) as e:
-            raise SchedcError(
-                f"calling {function}: argument {i} cannot be passed to IREE (a {tensor.device} {tensor.dtype} tensor "
-                f"through DLPack: {_first_line(e)})"
-            ) from None
-        arrays.append(rt.DeviceArray(device, view))
-    return arrays
+    try:
+        return device.from_dlpack_capsule(to_dlpack(tensor.detach().contiguous()))
+    except (RuntimeError, ValueError, TypeError, BufferError) as e:
+        raise SchedcError(
+            f"calling {function}: argument {position} cannot be passed to IREE (a {tensor.device} {tensor.dtype} tensor "
+            f"through DLPack: {_first_line(e)})"
+        ) from None
 
 
-def _export_tensors(device, outputs, dlpack):
-    """torch tensors over IREE's result buffers (the call has finished with them).
+def _is_buffer_view(value) -> bool:
+    return type(value).__name__ == "HalBufferView"
+
+
+def _device_array(device, view):
+    """An IREE DeviceArray over a result, read back to the host on demand (as IREE's own
+    function call returns results)."""
+    import iree.runtime as rt
+
+    return rt.DeviceArray(device, view, implicit_host_transfer=True)
+
+
+def _export_tensor(device, view, dlpack):
+    """A torch tensor over a result buffer (the call has finished with it).
 
     IREE's CUDA allocator exports only buffers it allocated whole (a replayed module's static
     buffers); a result from its queue-ordered pool (IREE's default path) is copied on the
     device into a tensor torch allocates."""
+    tensor = _exported_view(device, view, dlpack)
+    return tensor if tensor is not None else copy_into_torch(device, _device_array(device, view), dlpack)
+
+
+def _exported_view(device, view, dlpack):
+    """A torch tensor over the buffer view's memory; None where IREE cannot export it."""
     from torch.utils.dlpack import from_dlpack
 
-    tensors = []
-    for output in outputs:
-        try:
-            tensors.append(from_dlpack(device.create_dlpack_capsule(output._buffer_view, dlpack[0], dlpack[1])))
-        except RuntimeError:
-            tensors.append(copy_into_torch(device, output, dlpack))
-    return tensors
+    try:
+        return from_dlpack(device.create_dlpack_capsule(view, dlpack[0], dlpack[1]))
+    except RuntimeError:
+        return None
+
+
+def _packed(outputs: list):
+    """A call's results as IREE's own call gives them: one value, a tuple, or None."""
+    if not outputs:
+        return None
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
 def copy_into_torch(device, output, dlpack):
@@ -403,6 +505,9 @@ class Module:
         ]
         self.functions = {n: Function(self, n, None) for n in self.function_names}
         self._group_buckets(vm_module)
+        for name, function in self.functions.items():  # module.forward without __getattr__ per call
+            if name.isidentifier() and not hasattr(type(self), name) and name not in self.__dict__:
+                self.__dict__[name] = function
         # A replayed module (static-replay) returns its static buffers: see Function.
         self.replayed = any(
             "schedc.static_results" in vm_module.lookup_function(n).reflection for n in vm_module.function_names

@@ -142,3 +142,53 @@ def test_a_module_replayed_by_name_still_returns_numpy_results_of_their_own(tmp_
     first, _ = module.forward(a, b)
     module.forward(a * 2, b)
     np.testing.assert_allclose(first, np.tanh(np.full((4, 16), 8.0, np.float32)), rtol=1e-6)
+
+
+def test_a_tensor_changed_in_place_gives_fresh_results(replayed_mlp):
+    """The view imported for a tensor is reused while the same tensor comes back: IREE must
+    still read its current contents on every call."""
+    model, (x,), path = replayed_mlp
+    module = schedc.load(path)
+    value = torch.randn(x.shape)
+    for _ in range(3):
+        result = module.forward(value, copy=True)
+        np.testing.assert_allclose(result.numpy(), reference(model, value), rtol=1e-5, atol=1e-5)
+        value.mul_(-2.0).add_(0.5)
+
+
+def test_a_strided_tensor_changed_in_place_gives_fresh_results(replayed_mlp):
+    """A tensor that is not contiguous goes in as a contiguous copy: a copy is never reused."""
+    model, (x,), path = replayed_mlp
+    module = schedc.load(path)
+    storage = torch.randn(x.shape[1], x.shape[0])
+    value = storage.t()  # the same shape as x, transposed strides
+    assert not value.is_contiguous()
+    first = module.forward(value, copy=True)
+    storage.mul_(3.0)
+    second = module.forward(value, copy=True)
+    np.testing.assert_allclose(first.numpy(), reference(model, value / 3.0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(second.numpy(), reference(model, value), rtol=1e-5, atol=1e-5)
+
+
+def test_a_new_tensor_in_the_same_slot_gives_fresh_results(replayed_mlp):
+    model, (x,), path = replayed_mlp
+    module = schedc.load(path)
+    for seed in range(3):  # each tensor is dropped after its call: its memory can come back
+        value = torch.randn(x.shape, generator=torch.Generator().manual_seed(seed))
+        np.testing.assert_allclose(module.forward(value).numpy(), reference(model, value), rtol=1e-5, atol=1e-5)
+        del value
+
+
+def test_replayed_results_alias_the_same_static_memory_each_call(replayed_mlp):
+    """The tensor exported for a static result buffer is handed out again as a new alias;
+    a caller reshaping its alias does not change the next call's result."""
+    model, (x,), path = replayed_mlp
+    module = schedc.load(path)
+    first = module.forward(torch.randn(x.shape))
+    expected_shape = tuple(first.shape)
+    first.unsqueeze_(0)
+    value = torch.randn(x.shape)
+    second = module.forward(value)
+    assert second.data_ptr() == first.data_ptr() and second is not first
+    assert tuple(second.shape) == expected_shape
+    np.testing.assert_allclose(second.numpy(), reference(model, value), rtol=1e-5, atol=1e-5)
