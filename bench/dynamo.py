@@ -12,16 +12,19 @@ time spent in the schedc backend alone (compile, or cache look-up and load), and
 third process times the same first call with dynamo's own "eager" backend, dynamo's share.
 
 `prepare` (needs the compiler): each bench model's dynamo graph, compiled by the schedc backend's
-own path (frozen weights, torch-mlir, schedc.compile for cuda with its kernel configs), as
-DIR/<model>.vmfb, with the model's weights as DIR/<model>.pt and DIR/manifest.json. The GPU
-machine has another torch (2.11) than this one, so dynamo's cache keys differ there: `run`
-hands each graph dynamo captures there to the backend's runtime half (schedc.dynamo's
-FrozenGraph and CompiledGraph) with the module prepared here, instead of compiling.
+own path (weights frozen inside the backend call, torch-mlir, schedc.compile for cuda with its
+kernel configs and replay, execution="graphs"), as DIR/<model>.vmfb, with the model's weights
+as DIR/<model>.pt and DIR/manifest.json (with the shapes of the inputs the module takes). The
+GPU machine has another torch (2.11) than this one, so dynamo's graph code and cache keys
+differ there: `run` hands each graph dynamo captures there to the backend's runtime half
+(schedc.dynamo's FrozenGraph and CompiledGraph, the backend's own call wrapper) with the module
+prepared here, after checking that graph takes the same inputs, instead of compiling.
 
 `run` (needs torch with CUDA, iree-base-runtime and numpy; DIR holds all it reads besides this
 repository's bench/, examples/ and python/schedc/): batch-1 latency on cuda of eager,
-torch.compile's Inductor (mode "default" and "reduce-overhead") and the schedc backend, the
-median of 200 calls after 20 warm-ups, input already on the device, synchronised per call, TF32
+torch.compile's Inductor (mode "default" and "reduce-overhead") and the schedc backend
+(`schedc`: results copied once on the device, the backend's default; `schedc_static_outputs`:
+the replay's static buffers returned, as mode="reduce-overhead" does), the median of 200 calls after 20 warm-ups, input already on the device, synchronised per call, TF32
 off; each output checked against eager. Writes DIR/dynamo.json and prints a table.
 """
 
@@ -53,13 +56,16 @@ def relative_error(actual, expected) -> float:
 
 
 def capture_graphs(model, args) -> list:
-    """The graphs dynamo captures for `model(*args)`, with their example inputs."""
+    """The graphs dynamo captures for `model(*args)` as the backend sees them (FrozenGraph,
+    built inside the backend call, as schedc's backend does), with their example inputs."""
     import torch
+
+    from schedc.dynamo import FrozenGraph
 
     graphs = []
 
     def capture(gm, example_inputs):
-        graphs.append((gm, list(example_inputs)))
+        graphs.append((FrozenGraph.build(gm, example_inputs), list(example_inputs)))
         return gm.forward
 
     torch._dynamo.reset()
@@ -139,7 +145,7 @@ def cache_command(args) -> None:
 def prepare_command(args) -> None:
     import torch
 
-    from schedc.dynamo import BackendOptions, FrozenGraph, compiled_module
+    from schedc.dynamo import BackendOptions, compiled_module
 
     folder = Path(args.dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -151,11 +157,15 @@ def prepare_command(args) -> None:
         if len(graphs) != 1:
             print(f"{name}: skipped, dynamo captured {len(graphs)} graphs (the run maps one graph to one module)")
             continue
-        gm, example_inputs = graphs[0]
-        path = compiled_module(FrozenGraph.build(gm, example_inputs), example_inputs, args.target, options)
+        graph, example_inputs = graphs[0]
+        path = compiled_module(graph, example_inputs, args.target, options)
         shutil.copyfile(path, folder / f"{name}.vmfb")
         torch.save(model.state_dict(), folder / f"{name}.pt")
-        manifest[name] = {"module": f"{name}.vmfb", "weights": f"{name}.pt", "target": args.target}
+        manifest[name] = {
+            "module": f"{name}.vmfb", "weights": f"{name}.pt", "target": args.target,
+            "execution": options.execution_for(args.target),
+            "inputs": [list(example_inputs[i].shape) for i in graph.input_positions], "weights_frozen": len(graph.weights),
+        }
         print(f"{name}: {folder / (name + '.vmfb')}")
     shutil.rmtree(folder / "cache", ignore_errors=True)
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1))
@@ -178,19 +188,34 @@ def run_command(args) -> None:
         model = model.to(args.device).eval()
         inputs = tuple(x.to(args.device) for x in inputs)
         iree_device = "cuda" if on_gpu else "local-task"
-        results[name] = measure(model, inputs, folder / entry["module"], iree_device, on_gpu, args.repeats)
+        results[name] = measure(model, inputs, folder, entry, iree_device, on_gpu, args.repeats)
         print(name, json.dumps(results[name]), flush=True)
+        (folder / "dynamo.json").write_text(json.dumps(results, indent=1))  # a timeout keeps the rows so far
     (folder / "dynamo.json").write_text(json.dumps(results, indent=1))
     print_table(results)
 
 
-def measure(model, inputs, module_path: Path, iree_device: str, on_gpu: bool, repeats: int) -> dict:
-    import torch
-
+def prepared_backend(folder: Path, entry: dict, iree_device: str, static_outputs: bool):
+    """A dynamo backend that runs the module `prepare` compiled, through schedc's own call
+    wrapper (FrozenGraph + CompiledGraph: the weights frozen, the user's tensors passed), under
+    this machine's torch, whose dynamo graph may differ in code but must take the same inputs."""
     from schedc.dynamo import CompiledGraph, FrozenGraph
 
-    def prepared_schedc(gm, example_inputs):  # the backend's runtime half, the module from `prepare`
-        return CompiledGraph(FrozenGraph.build(gm, example_inputs), module_path, iree_device)
+    def backend(gm, example_inputs):
+        graph = FrozenGraph.build(gm, example_inputs)
+        shapes = [list(example_inputs[i].shape) for i in graph.input_positions]
+        if shapes != entry["inputs"]:
+            raise RuntimeError(
+                f"this torch's dynamo graph takes inputs {shapes} ({len(graph.weights)} weights frozen); "
+                f"the prepared module takes {entry['inputs']} ({entry['weights_frozen']} weights frozen)"
+            )
+        return CompiledGraph(graph, folder / entry["module"], iree_device, entry.get("execution", "streams"), static_outputs)
+
+    return backend
+
+
+def measure(model, inputs, folder: Path, entry: dict, iree_device: str, on_gpu: bool, repeats: int) -> dict:
+    import torch
 
     with torch.no_grad():
         expected = model(*inputs)
@@ -198,7 +223,8 @@ def measure(model, inputs, module_path: Path, iree_device: str, on_gpu: bool, re
         "eager": lambda: model,
         "inductor": lambda: torch.compile(model),
         "inductor_reduce_overhead": lambda: torch.compile(model, mode="reduce-overhead"),
-        "schedc": lambda: torch.compile(model, backend=prepared_schedc),
+        "schedc": lambda: torch.compile(model, backend=prepared_backend(folder, entry, iree_device, False)),
+        "schedc_static_outputs": lambda: torch.compile(model, backend=prepared_backend(folder, entry, iree_device, True)),
     }
     result = {}
     for variant, make in variants.items():
@@ -220,11 +246,17 @@ def measure(model, inputs, module_path: Path, iree_device: str, on_gpu: bool, re
 
 
 def print_table(results: dict) -> None:
-    variants = ["eager", "inductor", "inductor_reduce_overhead", "schedc"]
-    print(f"{'model':<14}" + "".join(f"{v + ' ms':>28}" for v in variants))
+    variants = ["eager", "inductor", "inductor_reduce_overhead", "schedc", "schedc_static_outputs"]
+    print("median ms per call, batch 1; schedc/inductor: the schedc backend's time over Inductor's default mode")
+    print(f"{'model':<14}" + "".join(f"{v:>26}" for v in variants) + f"{'schedc/inductor':>17}")
     for name, result in results.items():
-        cells = [f"{result[v]['ms']:.3f}" if "ms" in result[v] else "failed" for v in variants]
-        print(f"{name:<14}" + "".join(f"{c:>28}" for c in cells))
+        cells = [f"{result[v]['ms']:.3f}" if "ms" in result.get(v, {}) else "failed" for v in variants]
+        ratio = result["schedc"]["ms"] / result["inductor"]["ms"] if "ms" in result["schedc"] and "ms" in result["inductor"] else float("nan")
+        print(f"{name:<14}" + "".join(f"{c:>26}" for c in cells) + f"{ratio:>17.2f}")
+    for name, result in results.items():
+        for variant, row in result.items():
+            if "error" in row:
+                print(f"{name} {variant}: {row['error']}")
 
 
 def main(argv=None) -> None:

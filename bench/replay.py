@@ -3,7 +3,7 @@
     python bench/replay.py prepare build/replay          # here: compile for cuda (sm_80)
     python bench/replay.py run build/replay streams      # GPU machine: IREE's default path
     python bench/replay.py run build/replay graphs       #   the replayed modules (own process)
-    ncu --clock-control none --metrics gpu__time_duration.sum --csv python bench/replay.py \\
+    ncu --cache-control none --clock-control none --metrics gpu__time_duration.sum --csv python bench/replay.py \\
         kernels build/replay graphs --key randwire.replay-waves > build/replay/ncu.graphs.randwire.replay-waves.csv
     python bench/replay.py table build/replay            # the table
 
@@ -20,14 +20,18 @@ the stream (execution="streams"), to tell the graph from the module.
 
 Per call: the median of 200 calls after 20 warm-ups, each synchronous (the call returns when
 its results are ready), with the input and the result as IREE device arrays (`device`), as
-torch CUDA tensors through DLPack (`torch`), and from numpy (`numpy`: copy in and out).
+torch CUDA tensors through DLPack (`torch`), and from numpy (`numpy`: copy in and out). The
+device-array and torch calls are timed interleaved (blocks of 20 calls each, in turn), so that
+drift of the machine falls on both; `torch/device` is the ratio of their medians.
 Kernel time: Nsight Compute's gpu__time_duration.sum of every kernel of KERNEL_CALLS calls
 (`kernels` step; a torch fill before and after a module's calls marks them), per call.
-Overhead = device-array call time - kernel time. Nsight Compute serializes kernels and, by
-default, flushes the caches before each (--cache-control all): concurrent waves and warm
-caches make a call shorter than that sum (negative overheads, measured on the H200 on
-2026-11-30); add `--cache-control none` for kernel times closer to a replayed call's. Host copies of the torch path: the IREE
-allocator's host bytes allocated over 50 calls (0: no host copy). Numerics: the max relative
+Overhead = device-array call time - kernel time, meaningful for modules whose kernels run one
+after another (iree-default, replay-serial). Nsight Compute serializes kernels and, by default,
+flushes the caches before each (--cache-control all), which made kernels slower than in a
+call (negative overheads, measured on the H200 on 2026-11-30): run it with
+`--cache-control none --clock-control none`. Host copies of the torch path: the IREE
+allocator's host bytes allocated over 50 calls (0: no host copy) and the input's and result's
+devices. Numerics: the max relative
 error of each module's output against torch eager on the same GPU. References: torch eager and
 torch.compile(mode="reduce-overhead") (skip with --no-torch-compile).
 """
@@ -148,21 +152,43 @@ def run_one(folder: Path, execution: str, key: str) -> None:
     x_device = rt.asdevicearray(module.device, x)
     scale = max(float(np.abs(expected).max()), 1e-30)
     row = {"execution": execution}
-    row["device_ms"] = median_ms(lambda: module.forward(x_device), REPEATS, WARMUP)
     row["numpy_ms"] = median_ms(lambda: module.forward(x), REPEATS, WARMUP)
     row["max_rel_error_numpy"] = float(np.abs(module.forward(x) - expected).max()) / scale
     try:
-        row["torch_ms"] = median_ms(lambda: module.forward(x_gpu), REPEATS, WARMUP)
+        device_ms, torch_ms = interleaved_medians([lambda: module.forward(x_device), lambda: module.forward(x_gpu)])
+        row.update(device_ms=device_ms, torch_ms=torch_ms, torch_over_device=torch_ms / device_ms)
         before = _host_bytes(module)
         for _ in range(50):
             result = module.forward(x_gpu)
         row["torch_host_bytes"] = _host_bytes(module) - before
         row["torch_result_device"] = str(result.device)
+        row["torch_result_static"] = result.data_ptr() == module.forward(x_gpu).data_ptr()  # the static buffer, no copy
+        stream = torch.cuda.current_stream()
+        row["stream_sync_ms"] = median_ms(stream.synchronize, REPEATS, WARMUP)  # the torch path's one wait, alone
         row["max_rel_error"] = float(np.abs(result.cpu().numpy() - expected).max()) / scale
     except (schedc.SchedcError, RuntimeError) as e:
         row["torch_error"] = str(e)
+        row["device_ms"] = median_ms(lambda: module.forward(x_device), REPEATS, WARMUP)
         row.update(torch_ms=float("nan"), torch_host_bytes=-1, max_rel_error=row["max_rel_error_numpy"])
     (folder / f"result.{key}.json").write_text(json.dumps(row))
+
+
+def interleaved_medians(calls, repeats: int = REPEATS, block: int = 20) -> list[float]:
+    """Median ms of each call, timed in turn in blocks of `block` calls after WARMUP each."""
+    import statistics
+    import time
+
+    for call in calls:
+        for _ in range(WARMUP):
+            call()
+    times = [[] for _ in calls]
+    for _ in range(repeats // block):
+        for call, spent in zip(calls, times):
+            for _ in range(block):
+                start = time.perf_counter()
+                call()
+                spent.append((time.perf_counter() - start) * 1e3)
+    return [statistics.median(spent) for spent in times]
 
 
 def kernels(folder: Path, execution: str, keys: list[str]) -> None:
@@ -246,8 +272,8 @@ def table(folder: Path) -> None:
                 print(f"{name:<12}{ref:<15}{rows[f'{name}.{ref}']['device_ms']:>10.3f}")
         serial, waves = rows.get(f"{name}.replay-serial"), rows.get(f"{name}.replay-waves")
         if serial and waves and "device_ms" in serial and "device_ms" in waves:
-            print(f"  waves replayed vs serial replay: {serial['device_ms'] / waves['device_ms']:.2f}x; "
-                  f"torch tensors vs device arrays (serial): {serial['torch_ms'] / serial['device_ms']:.2f}x")
+            print(f"  waves replayed vs serial replay: {serial['device_ms'] / waves['device_ms']:.2f}x; torch tensors vs "
+                  f"device arrays: {serial['torch_ms'] / serial['device_ms']:.3f}x (serial), {waves['torch_ms'] / waves['device_ms']:.3f}x (waves)")
 
 
 def main() -> int:

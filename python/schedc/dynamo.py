@@ -16,7 +16,16 @@ For each graph dynamo hands over:
    `$SCHEDC_CACHE_DIR`, else `~/.cache/schedc`), keyed by the graph's code, its input types,
    the frozen weights' bytes, the options and the schedc, IREE, torch-mlir and torch versions:
    another process compiling the same model loads it instead of compiling again.
-5. **Load** on the inputs' device; calls take and return torch tensors.
+5. **Load** on the inputs' device; calls take and return torch tensors. On CUDA the module
+   is compiled for replay (`execution="graphs"`: one CUDA graph launch per call over static
+   buffers) and torch's CUDA tensors pass through DLPack without host copies.
+
+Results: the replayed module's outputs live in static buffers that the next call overwrites
+(torch's CUDA graphs, and mode="reduce-overhead", have the same rule). Dynamo cannot tell
+whether the caller keeps a result past the next call, so each result is copied once on the
+device, into memory of the caller's own, as torch.compile's default mode gives;
+`options={"static_outputs": True}` skips the copy: a result is then valid until the next call
+of the same graph, as with mode="reduce-overhead" (clone what you keep).
 
 Shapes are static: a new input shape fails dynamo's guards and comes back as a new graph. When
 dynamo marks a dimension dynamic instead (`dynamic=True`, or its automatic dynamic shapes after
@@ -63,6 +72,8 @@ class BackendOptions:
     vulkan_target: str | None = None
     cpu: str | None = None
     iree_flags: tuple[str, ...] = ()
+    execution: str | None = None  # "graphs" (replay) or "streams"; None: graphs on cuda, else streams
+    static_outputs: bool = False  # return the replayed module's static buffers uncopied (see above)
 
     @staticmethod
     def from_dict(options: dict | None) -> "BackendOptions":
@@ -82,6 +93,8 @@ class BackendOptions:
         if target not in RUNTIME_DEVICES:
             raise SchedcError(f"unknown target '{target}'; valid targets: {', '.join(RUNTIME_DEVICES)}")
         resolve_target(target, cuda_arch=self.cuda_arch, rocm_arch=self.rocm_arch, vulkan_target=self.vulkan_target, cpu=self.cpu)
+        if self.execution not in (None, "graphs", "streams"):
+            raise SchedcError(f"unknown execution '{self.execution}'; valid: graphs, streams")
         if self.passes is not None:
             from schedc.passes import REGISTRY
 
@@ -96,10 +109,14 @@ class BackendOptions:
             return Path(os.environ["SCHEDC_CACHE_DIR"])
         return Path.home() / ".cache" / "schedc"
 
-    def compile_options(self) -> dict:
+    def compile_options(self, target: str) -> dict:
         """The options that change the compiled module (the cache key's share)."""
         keep = ("passes", "tuning", "kernel_db", "cuda_arch", "rocm_arch", "vulkan_target", "cpu", "iree_flags")
-        return {name: getattr(self, name) for name in keep}
+        return {**{name: getattr(self, name) for name in keep}, "execution": self.execution_for(target)}
+
+    def execution_for(self, target: str) -> str:
+        """Replay on CUDA unless told otherwise; IREE's stream execution elsewhere."""
+        return self.execution or ("graphs" if target == "cuda" else "streams")
 
 
 def backend(gm, example_inputs, options: dict | None = None):
@@ -172,6 +189,11 @@ def _is_weight(node, value) -> bool:
 
     if isinstance(value, torch.nn.Parameter):
         return True
+    # Dynamo marks an inlined module's parameters and buffers as static inputs it does not
+    # guard (torch 2.11 and 2.13); that mark stays on the placeholder, while torch 2.13 drops
+    # `grapharg` once the backend has returned (a graph kept and frozen later lost its buffers).
+    if node.meta.get("tensor_dict", {}).get("_dynamo_static_input_type") == "unguarded":
+        return True
     grapharg = node.meta.get("grapharg")
     source = getattr(grapharg, "source", None)
     if source is None or not isinstance(value, torch.Tensor):
@@ -217,7 +239,7 @@ def compile_or_fall_back(graph: FrozenGraph, args, target: str, options: Backend
             raise
         warnings.warn(f"schedc could not compile a graph ({failing_op(str(e))}); it runs in eager PyTorch: {_first_line(str(e))}", FallbackWarning, stacklevel=2)
         return graph.gm.forward
-    return CompiledGraph(graph, module, options.device or RUNTIME_DEVICES[target])
+    return CompiledGraph(graph, module, options.device or RUNTIME_DEVICES[target], options.execution_for(target), options.static_outputs)
 
 
 def compiled_module(graph: FrozenGraph, args, target: str, options: BackendOptions) -> Path:
@@ -234,7 +256,7 @@ def compiled_module(graph: FrozenGraph, args, target: str, options: BackendOptio
     vmfb = schedc.compile(
         mlir, target=target, passes=options.passes, tuning=options.tuning, kernel_db=options.kernel_db,
         cuda_arch=options.cuda_arch, rocm_arch=options.rocm_arch, vulkan_target=options.vulkan_target,
-        cpu=options.cpu, iree_flags=options.iree_flags,
+        cpu=options.cpu, iree_flags=options.iree_flags, execution=options.execution_for(target),
     )
     write_atomically(str(path), vmfb)  # a concurrent process writes the same bytes
     return path
@@ -271,7 +293,7 @@ def cache_key(graph: FrozenGraph, args, target: str, options: BackendOptions) ->
             digest.update(f"input {position} {value.dtype} {tuple(value.shape)}\n".encode())
         else:
             digest.update(f"value {position} {value!r}\n".encode())
-    digest.update(repr((target, sorted(options.compile_options().items()), tool_versions())).encode())
+    digest.update(repr((target, sorted(options.compile_options(target).items()), tool_versions())).encode())
     return digest.hexdigest()[:32]
 
 
@@ -293,24 +315,43 @@ class CompiledGraph:
     """Calls a compiled module with the graph's non-weight tensor inputs; returns what the
     graph returns (a tuple of tensors) on the inputs' device."""
 
-    def __init__(self, graph: FrozenGraph, path: Path, device: str):
+    def __init__(self, graph: FrozenGraph, path: Path, device: str, execution: str = "streams", static_outputs: bool = False):
         import schedc
+
+        from .runtime import running_execution
 
         self._graph = graph
         self.path = path
-        self._module = schedc.load(path, device=device)
+        driver = device.split(":")[0]
+        # IREE runs a GPU driver in one mode per process: where this process already runs it
+        # in stream mode (a module loaded earlier), the replay module runs on the stream.
+        if execution == "graphs" and running_execution(driver) == "streams":
+            execution = "streams"
+        self.execution = execution if driver in ("cuda", "hip") else None
+        self._module = schedc.load(path, device=device, execution=self.execution)
+        self._static_outputs = static_outputs and self._module.replayed
+        self._forward = self._module.forward
 
     def __call__(self, *args):
         import torch
 
         tensors = [args[i] for i in self._graph.input_positions if isinstance(args[i], torch.Tensor)]
-        results = self._module.forward(*tensors)
-        results = results if isinstance(results, tuple) else (results,)
-        device = tensors[0].device if tensors else torch.device("cpu")
-        # The runtime's host results view IREE's mapped buffers; a tensor kept to the end of the
-        # program outlived them in the interpreter's last garbage collection (a crash at exit).
-        # So results own their memory: moved to the inputs' device, or copied.
-        results = tuple(r.to(device) if r.device != device else r.clone() for r in results)
+        if tensors and all(t.is_cuda for t in tensors):
+            # Results on the GPU: the static buffers of a replayed module (copied on the
+            # device unless static_outputs), else tensors the runtime already made for them.
+            copy = self._module.replayed and not self._static_outputs
+            results = self._forward(*tensors, copy=copy)
+            results = results if isinstance(results, tuple) else (results,)
+            device = tensors[0].device
+            results = tuple(r if r.device == device else r.to(device) for r in results)
+        else:
+            results = self._forward(*tensors)
+            results = results if isinstance(results, tuple) else (results,)
+            device = tensors[0].device if tensors else torch.device("cpu")
+            # The runtime's host results view IREE's mapped buffers; a tensor kept to the end of
+            # the program outlived them in the interpreter's last garbage collection (a crash at
+            # exit). So results own their memory: moved to the inputs' device, or copied.
+            results = tuple(r.to(device) if r.device != device else r.clone() for r in results)
         return results if self._graph.tuple_output else results[0]
 
 

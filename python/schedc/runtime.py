@@ -34,6 +34,11 @@ def _start_driver(driver: str, execution: str) -> None:
         _STARTED[driver] = execution
 
 
+def running_execution(driver: str) -> str | None:
+    """The execution mode this process runs a GPU driver in; None before its first device."""
+    return _STARTED.get(driver)
+
+
 def available_drivers() -> list[str]:
     import iree.runtime as rt
 
