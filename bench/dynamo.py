@@ -8,8 +8,11 @@
 folder, a second process runs the same program on that folder. Each reports the time from
 `torch.compile` to the end of the first call (dynamo's tracing, the compile or the cache
 look-up, the module's load and the call; torch._dynamo is imported before, in both) and the
-time spent in the schedc backend alone (compile, or cache look-up and load), and the ratios; a
-third process times the same first call with dynamo's own "eager" backend, dynamo's share.
+time spent in the schedc backend alone (compile, or cache look-up and load), and the ratio; a
+third process times the same first call with dynamo's own "eager" backend, dynamo's share,
+which a second process pays again. Then the same with torch 2.13's experimental ahead-of-time
+compile (`torch._dynamo.config.enable_aot_compile`; the schedc backend's result can be saved):
+a first process traces, compiles and saves dynamo's result, a second loads it and calls.
 
 `prepare` (needs the compiler): each bench model's dynamo graph, compiled by the schedc backend's
 own path (weights frozen inside the backend call, torch-mlir, schedc.compile for cuda with its
@@ -97,12 +100,26 @@ def timed(*args, **kwargs):  # the schedc backend's own share: compile or cache 
 
 schedc.dynamo.compile_or_fall_back = timed
 model, args = models.SUITE[{name!r}]()
+mode, cache = {mode!r}, {cache!r}
+options = {{"fallback": False, "cache_dir": cache}}
+if mode.startswith("aot"):  # torch's ahead-of-time compile (experimental in torch 2.13)
+    from torch._dynamo.aot_compile import ModelInput
+
+    torch._dynamo.config.enable_aot_compile = True
 with torch.no_grad():
     start = time.perf_counter()
-    if {cache!r}:
-        compiled = torch.compile(model, backend="schedc", options={{"fallback": False, "cache_dir": {cache!r}}})
-    else:  # dynamo with its "eager" backend: the floor a cache hit cannot go below
+    if mode == "compile":
+        compiled = torch.compile(model, backend="schedc", options=options)
+    elif mode == "eager":  # dynamo with its "eager" backend: the floor a cache hit cannot go below
         compiled = torch.compile(model, backend="eager")
+    elif mode == "aot-save":  # trace and compile, then save dynamo's result beside the cache
+        compiled = torch.compile(model, fullgraph=True, backend="schedc", options=options)
+        compiled._aot_compile([ModelInput(tuple(args), {{}}, [torch.no_grad()])])
+        compiled._save_aot_compiled_module(cache + "/dynamo-aot.bin")
+    else:  # aot-load: dynamo's saved result, no tracing; the backend's result loads its module
+        compiled = torch.compile(model, fullgraph=True, backend="schedc", options=options)
+        with open(cache + "/dynamo-aot.bin", "rb") as saved:
+            compiled._load_aot_compiled_module(saved.read())
     out = compiled(*args)
     seconds = time.perf_counter() - start
     error = ((out - model(*args)).norm() / model(*args).norm()).item()
@@ -110,8 +127,8 @@ print(json.dumps({{"seconds": seconds, "backend_seconds": sum(backend_seconds), 
 """
 
 
-def first_call(name: str, cache: str) -> dict:
-    script = _FIRST_CALL.format(bench=str(ROOT / "bench"), name=name, cache=cache)
+def first_call(name: str, cache: str, mode: str) -> dict:
+    script = _FIRST_CALL.format(bench=str(ROOT / "bench"), name=name, cache=cache, mode=mode)
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     if run.returncode != 0:
         raise SystemExit(f"{name}: the benchmark process failed:\n{run.stderr[-3000:]}")
@@ -119,23 +136,27 @@ def first_call(name: str, cache: str) -> dict:
 
 
 def cache_command(args) -> None:
-    print("first call: torch.compile to the end of the first call (s); backend: in the schedc backend (s);")
-    print("dynamo alone: the first call with dynamo's 'eager' backend, in a third process (s)")
+    print("first call (s): from torch.compile to the end of the first call; backend: in the schedc backend (s);")
+    print("dynamo alone: the first call with dynamo's 'eager' backend (s); aot: torch 2.13's experimental")
+    print("ahead-of-time compile, 1st process traces, compiles and saves, 2nd loads dynamo's saved result (s)")
     print(
         f"{'model':<14} {'1st process':>11} {'2nd process':>11} {'ratio':>6} {'1st backend':>11} {'2nd backend':>11} "
-        f"{'ratio':>6} {'dynamo alone':>12}  rel. error"
+        f"{'dynamo alone':>12} {'aot 1st':>8} {'aot 2nd':>8} {'ratio':>6}  rel. error"
     )
     for name in args.models:
-        cache = tempfile.mkdtemp(prefix="schedc-dynamo-cache-")
+        cache, aot = tempfile.mkdtemp(prefix="schedc-dynamo-cache-"), tempfile.mkdtemp(prefix="schedc-dynamo-aot-")
         try:
-            cold, warm, floor = first_call(name, cache), first_call(name, cache), first_call(name, "")
+            cold, warm, floor = first_call(name, cache, "compile"), first_call(name, cache, "compile"), first_call(name, "", "eager")
+            saved, loaded = first_call(name, aot, "aot-save"), first_call(name, aot, "aot-load")
         finally:
             shutil.rmtree(cache, ignore_errors=True)
+            shutil.rmtree(aot, ignore_errors=True)
         print(
             f"{name:<14} {cold['seconds']:>11.2f} {warm['seconds']:>11.2f} {cold['seconds'] / warm['seconds']:>6.1f} "
-            f"{cold['backend_seconds']:>11.2f} {warm['backend_seconds']:>11.3f} {cold['backend_seconds'] / warm['backend_seconds']:>6.0f} "
-            f"{floor['seconds']:>12.2f}  "
-            f"{max(cold['error'], warm['error']):.1e}"
+            f"{cold['backend_seconds']:>11.2f} {warm['backend_seconds']:>11.3f} {floor['seconds']:>12.2f} "
+            f"{saved['seconds']:>8.2f} {loaded['seconds']:>8.3f} {saved['seconds'] / loaded['seconds']:>6.1f}  "
+            f"{max(r['error'] for r in (cold, warm, saved, loaded)):.1e}",
+            flush=True,
         )
 
 

@@ -3,13 +3,14 @@
 Runs on IREE's HAL phase (`iree-compile --compile-to=hal`); `schedc --execution=graphs` adds
 it. Every exported function that submits memoized command buffers gets a static device buffer
 per bound buffer (inputs, outputs, transients), its command buffers recorded once with direct
-bindings in an initializer, and a body that copies the inputs in, submits the recordings and
-returns views of the static outputs (which the next call overwrites). See
-`schedc.hal_replay` for the IR before and after.
+bindings in an initializer, and a body that copies the inputs in (unless an input is its static
+buffer already), submits the recordings and returns views of the static outputs (which the
+next call overwrites); `__schedc_static_inputs_<f>` returns views of the static input buffers
+for a caller to write into. See `schedc.hal_replay` for the IR before and after.
 
     util.func public @forward$async(...)            util.func public @forward$async(...)
       %t = hal.device.queue.alloca ... {%c512}  ->    %t = util.global.load @__forward$async_replay_alloca_0
-      hal.device.queue.execute.indirect ...           hal.device.queue.copy ... source(%in) target(@..._input_0)
+      hal.device.queue.execute.indirect ...           scf.if (%in != @..._input_0): hal.device.queue.copy ...
         commands(%memoized) bindings([(%in ...),      hal.device.queue.execute ... commands(%recorded)
                                       (%t ...)])
 

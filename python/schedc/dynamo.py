@@ -311,17 +311,35 @@ def tool_versions() -> tuple[str, ...]:
     return tuple(versions)
 
 
-class CompiledGraph:
+def _serializable_base():
+    """torch's base class for a backend result that dynamo's ahead-of-time compile can save
+    (torch._dynamo.aot_compile, torch 2.9 and later); a plain object before it."""
+    try:
+        from torch._dynamo.aot_compile_types import SerializableCallable
+    except ImportError:
+        return object
+    return SerializableCallable
+
+
+class CompiledGraph(_serializable_base()):
     """Calls a compiled module with the graph's non-weight tensor inputs; returns what the
-    graph returns (a tuple of tensors) on the inputs' device."""
+    graph returns (a tuple of tensors) on the inputs' device.
+
+    Dynamo's ahead-of-time compile (`torch._dynamo.config.enable_aot_compile`) can save it:
+    what it saves is the module's path and how to call it, and loading it in another process
+    loads the module again (the weights are in the module), without tracing or compiling."""
 
     def __init__(self, graph: FrozenGraph, path: Path, device: str, execution: str = "streams", static_outputs: bool = False):
+        self._setup(graph.input_positions, graph.tuple_output, path, device, execution, static_outputs)
+
+    def _setup(self, input_positions, tuple_output: bool, path: Path, device: str, execution: str, static_outputs: bool) -> None:
         import schedc
 
         from .runtime import running_execution
 
-        self._graph = graph
-        self.path = path
+        self._input_positions, self._tuple_output = list(input_positions), tuple_output
+        self.path, self.device = Path(path), device
+        self._requested = (execution, static_outputs)
         driver = device.split(":")[0]
         # IREE runs a GPU driver in one mode per process: where this process already runs it
         # in stream mode (a module loaded earlier), the replay module runs on the stream.
@@ -332,10 +350,31 @@ class CompiledGraph:
         self._static_outputs = static_outputs and self._module.replayed
         self._forward = self._module.forward
 
+    @classmethod
+    def serialize_compile_artifacts(cls, fn: "CompiledGraph") -> bytes:
+        import json
+
+        execution, static_outputs = fn._requested
+        return json.dumps({
+            "path": str(fn.path), "device": fn.device, "execution": execution, "static_outputs": static_outputs,
+            "input_positions": fn._input_positions, "tuple_output": fn._tuple_output,
+        }).encode()
+
+    @classmethod
+    def deserialize_compile_artifacts(cls, data: bytes) -> "CompiledGraph":
+        import json
+
+        state = json.loads(data)
+        if not Path(state["path"]).is_file():
+            raise SchedcError(f"the saved compiled graph's module {state['path']} is gone from the cache: compile again")
+        graph = cls.__new__(cls)
+        graph._setup(state["input_positions"], state["tuple_output"], Path(state["path"]), state["device"], state["execution"], state["static_outputs"])
+        return graph
+
     def __call__(self, *args):
         import torch
 
-        tensors = [args[i] for i in self._graph.input_positions if isinstance(args[i], torch.Tensor)]
+        tensors = [args[i] for i in self._input_positions if isinstance(args[i], torch.Tensor)]
         if tensors and all(t.is_cuda for t in tensors):
             # Results on the GPU: the static buffers of a replayed module (copied on the
             # device unless static_outputs), else tensors the runtime already made for them.
@@ -352,7 +391,7 @@ class CompiledGraph:
             # the program outlived them in the interpreter's last garbage collection (a crash at
             # exit). So results own their memory: moved to the inputs' device, or copied.
             results = tuple(r.to(device) if r.device != device else r.clone() for r in results)
-        return results if self._graph.tuple_output else results[0]
+        return results if self._tuple_output else results[0]
 
 
 class ShapeSpecialized:

@@ -14,10 +14,15 @@ The rewrite, per exported function:
     recording         a copy of each memoize function with the slots replaced by those
                       globals (a subspan where a slot is a part of one) and no binding
                       capacity: a direct command buffer, recorded once into a global
-    the call          copies its inputs into their static buffers (hal.device.queue.copy),
-                      submits the recorded command buffers (hal.device.queue.execute), and
-                      returns views of the static output buffers; the allocas and deallocas
-                      go (their fences are forwarded)
+    the call          copies its inputs into their static buffers (hal.device.queue.copy;
+                      skipped for an input that is its static buffer), submits the recorded
+                      command buffers (hal.device.queue.execute), and returns views of the
+                      static output buffers; the allocas and deallocas go (their fences are
+                      forwarded)
+    static inputs     `__schedc_static_inputs_<f>()` returns views of the static input
+                      buffers, for a caller that writes its inputs there itself (the runtime
+                      does for torch tensors: on CUDA the copy is a queue operation of its own,
+                      which the submission waited for on the host)
 
 so a call's results live in static buffers that the next call overwrites. CUDA's graph mode
 (`--cuda_use_streams=false`) instantiates a direct, reusable command buffer once and replays
@@ -260,6 +265,7 @@ def apply_replay(plan: ReplayPlan, function: ir.Operation, module: ir.Operation)
         ]
         _rewrite_call(plan, function, commands)
         _mark_replayed(function)
+        _add_static_inputs_function(plan, function, module)
 
 
 REFLECTION_REPLAYED = "schedc.static_results"
@@ -401,12 +407,7 @@ def _rewrite_call(plan: ReplayPlan, function: ir.Operation, commands: list[str])
         device, affinity, wait, signal = list(execute.operands)[:4]
         with ir.InsertionPoint(execute), execute.location:
             for number in submission.inputs:
-                static = statics[f"input {number}"]
-                source = _op("hal.buffer_view.buffer", [ir.Type.parse("!hal.buffer")], [block.arguments[number]]).result
-                copied = _op("hal.fence.create", [ir.Type.parse("!hal.fence")], [device], {"flags": "0 : i64"}).result
-                zero = _index(0)
-                _op("hal.device.queue.copy", operands=[device, affinity, wait, copied, source, zero, _load(static.name, "!hal.buffer"), zero, _index(static.bytes)], attributes={"flags": "0 : i64"})
-                wait = copied
+                wait = _copy_in(device, affinity, wait, block.arguments[number], statics[f"input {number}"])
             recorded = _load(name, "!hal.command_buffer")
             _op("hal.device.queue.execute", operands=[device, affinity, wait, signal, recorded], attributes={"flags": "0 : i64"})
         memoized = execute.operands[4].owner
@@ -417,6 +418,77 @@ def _rewrite_call(plan: ReplayPlan, function: ir.Operation, commands: list[str])
     for op in _body(function):
         if op.name == "hal.device.queue.dealloca":
             _forward_fence(op)
+
+
+def _copy_in(device: ir.Value, affinity: ir.Value, wait: ir.Value, view: ir.Value, static: StaticBuffer) -> ir.Value:
+    """Copies an input into its static buffer after `wait`; the fence the submission waits on.
+
+    A caller that wrote the input into the static buffer itself (the runtime does, through
+    `__<f>_static_inputs`) passes that buffer: the copy, and on CUDA the host round trip
+    between it and the submission, are skipped."""
+    fence = ir.Type.parse("!hal.fence")
+    source = _op("hal.buffer_view.buffer", [ir.Type.parse("!hal.buffer")], [view]).result
+    target = _load(static.name, "!hal.buffer")
+    same = _op("util.cmp.eq", [ir.IntegerType.get_signless(1)], [source, target]).result
+    choice = _op("scf.if", [fence], [same], regions=2)
+    with ir.InsertionPoint(choice.regions[0].blocks.append()):
+        _op("scf.yield", operands=[wait])
+    with ir.InsertionPoint(choice.regions[1].blocks.append()):
+        copied = _op("hal.fence.create", [fence], [device], {"flags": "0 : i64"}).result
+        zero = _index(0)
+        _op("hal.device.queue.copy", operands=[device, affinity, wait, copied, source, zero, target, zero, _index(static.bytes)], attributes={"flags": "0 : i64"})
+        _op("scf.yield", operands=[copied])
+    return choice.results[0]
+
+
+STATIC_INPUTS_PREFIX = "__schedc_static_inputs_"
+
+
+def _add_static_inputs_function(plan: ReplayPlan, function: ir.Operation, module: ir.Operation) -> None:
+    """`__schedc_static_inputs_<f>()`: views of `f`'s static input buffers, in argument order
+    (an argument that binds nothing has none), for a caller to write its inputs into."""
+    asserts = {}
+    for op in _body(function):
+        if op.name == "hal.buffer_view.assert" and isinstance(op.operands[0].owner, ir.Block):
+            asserts[ir.BlockArgument(op.operands[0]).arg_number] = op
+    statics = {b.source: b for b in plan.buffers}
+    inputs = sorted(int(source.split()[1]) for source in statics if source.startswith("input "))
+    if not inputs or inputs != list(range(len(inputs))) or any(n not in asserts for n in inputs):
+        return  # the runtime then copies through the call as before
+    lines, results, globals_ = [], [], []
+    for number in inputs:
+        static, check = statics[f"input {number}"], asserts[number].opview
+        dims = [_constant_int(d) for d in check.shape]
+        element, encoding = check.element_type.owner, check.encoding_type.owner
+        if any(d is None for d in dims) or isinstance(element, ir.Block) or isinstance(encoding, ir.Block):
+            return
+        globals_.append(f'util.global private @"{static.name}" : !hal.buffer')
+        shape = ", ".join(f"%d{number}_{i}" for i in range(len(dims)))
+        lines += [f"%d{number}_{i} = arith.constant {d} : index" for i, d in enumerate(dims)]
+        lines += [
+            f'%b{number} = util.global.load @"{static.name}" : !hal.buffer',
+            f"%n{number} = arith.constant {static.bytes} : index",
+            f"%e{number} = {_attribute_op_text(element)}",
+            f"%k{number} = {_attribute_op_text(encoding)}",
+            f"%v{number} = hal.buffer_view.create buffer(%b{number} : !hal.buffer)[%c0, %n{number}] shape([{shape}]) "
+            f"type(%e{number}) encoding(%k{number}) : !hal.buffer_view",
+        ]
+        results.append(f"%v{number}")
+    types = ", ".join("!hal.buffer_view" for _ in results)
+    text = "\n".join([
+        "module {", *globals_,
+        f'util.func public @"{STATIC_INPUTS_PREFIX}{plan.function}"() -> ({types}) attributes {{iree.abi.stub, '
+        f'iree.reflection = {{schedc.static_inputs_of = "{plan.function}"}}}} {{',
+        "%c0 = arith.constant 0 : index", *lines, f"util.return {', '.join(results)} : {types}", "}", "}",
+    ])
+    parsed = ir.Module.parse(text, function.context)
+    exported = next(op for op in parsed.body.operations if op.operation.name == "util.func")
+    exported.operation.clone(ir.InsertionPoint(module.regions[0].blocks[0]))
+
+
+def _attribute_op_text(op: ir.Operation) -> str:
+    """`hal.element_type<f32> : i32` of an op that has only attributes, without its result name."""
+    return str(op).split("=", 1)[1].strip()
 
 
 def _forward_fence(op: ir.Operation) -> None:

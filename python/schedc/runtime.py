@@ -10,6 +10,8 @@ from .errors import RuntimeLoadError, SchedcError
 from .vmfb import check_module_file
 
 EXECUTIONS = ("streams", "graphs")
+# static-replay's export of a function's static input buffers (schedc.hal_replay).
+STATIC_INPUTS_PREFIX = "__schedc_static_inputs_"
 # IREE reads its driver flags once, when a process creates its first device of that driver:
 # the execution mode each GPU driver was started with in this process.
 _STARTED: dict[str, str] = {}
@@ -116,6 +118,9 @@ class Function:
         self._imported: list[tuple | None] = []
         # Per output slot: the last exported result buffer and the torch tensor over it.
         self._exported: list[tuple | None] = []
+        # A replayed function's static input buffers: (views, torch tensors over them), or
+        # False where it has none to offer; None until the first torch call looks.
+        self._static_inputs = None
 
     def __call__(self, *args, copy: bool = False):
         module = self._module
@@ -123,7 +128,9 @@ class Function:
             module._collect_pending()
         dlpack = _dlpack_device(module.device_name, args)
         if dlpack is not None:
-            tensors = self._export(self._invoke_views(self._import(args, dlpack)), dlpack)
+            views = self._write_static_inputs(args, dlpack) if module.replayed else None
+            views = views if views is not None else self._import(args, dlpack)
+            tensors = self._export(self._invoke_views(views), dlpack)
             return _packed([t.clone() for t in tensors] if copy else tensors)
         if args and all(_is_device_array(a) for a in args):
             results = self._invoke_views([a._buffer_view for a in args])
@@ -169,6 +176,44 @@ class Function:
             except (RuntimeError, ValueError, TypeError):  # not a buffer: a scalar, a list
                 outputs.append(results.get_variant(i))
         return outputs
+
+    def _write_static_inputs(self, tensors, dlpack) -> list | None:
+        """A replayed module's static input buffers, with the tensors copied into them by torch
+        (on torch's current stream, which the call then waits for); None where the module
+        offers none or a tensor does not match its buffer (the call then imports it).
+
+        The module skips its own copy for an input that already is its static buffer: on CUDA
+        that copy is a queue operation of its own, and the submission waited on the host for it."""
+        import torch
+
+        if self._static_inputs is None:
+            self._static_inputs = self._load_static_inputs(dlpack) or False
+        if not self._static_inputs:
+            return None
+        views, statics = self._static_inputs
+        if len(statics) != len(tensors) or any(s.shape != t.shape or s.dtype != t.dtype or s.device != t.device for s, t in zip(statics, tensors)):
+            return None
+        with torch.no_grad():
+            for static, tensor in zip(statics, tensors):
+                static.copy_(tensor)
+        if dlpack[0] != _DLPACK_CPU:
+            torch.cuda.current_stream(tensors[0].device).synchronize()  # no shared timeline with IREE
+        return views
+
+    def _load_static_inputs(self, dlpack) -> tuple | None:
+        """(views, torch tensors) of the static input buffers the module exports for this
+        function (`__schedc_static_inputs_<f>`, made by static-replay); None without them."""
+        module = self._module
+        for name in (f"{STATIC_INPUTS_PREFIX}{self.name}$async", f"{STATIC_INPUTS_PREFIX}{self.name}"):
+            if module._vm_module.lookup_function(name) is not None:
+                break
+        else:
+            return None
+        views = Function(module, name, None)._invoke_views([])
+        tensors = [_exported_view(module.device, view, dlpack) if _is_buffer_view(view) else None for view in views]
+        if not views or any(t is None for t in tensors):
+            return None
+        return views, tensors
 
     def _import(self, tensors, dlpack) -> list:
         """Buffer views over the tensors' memory, after torch's queued work on them is done.

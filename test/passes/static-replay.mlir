@@ -92,16 +92,23 @@ util.func public @one_region$async(%arg0: !hal.buffer_view, %arg1: !hal.fence, %
 //  CHECK-NEXT:     (%[[OUT]] : !hal.buffer)[%{{.+}}, %{{.+}}]
 //   CHECK-NOT:   memoize
 // The call: no allocas, deallocas or binding tables; the input is copied into its static
-// buffer, then the recording is submitted and signals the caller's fence.
+// buffer unless it is that buffer (then the submission waits on the caller's fence alone),
+// then the recording is submitted and signals the caller's fence.
 // CHECK-LABEL: util.func public @one_region$async(
 //  CHECK-SAME:   iree.reflection = {schedc.static_results = "true"}
 //   CHECK-NOT:   hal.device.queue.alloca
 //       CHECK:   %[[OUT2:.+]] = util.global.load @__one_region$async_replay_alloca_0 : !hal.buffer
-//       CHECK:   %[[COPIED:.+]] = hal.fence.create
+//       CHECK:   %[[SRC:.+]] = hal.buffer_view.buffer<%arg0 : !hal.buffer_view>
 //       CHECK:   %[[IN2:.+]] = util.global.load @__one_region$async_replay_input_0 : !hal.buffer
-//       CHECK:   hal.device.queue.copy<{{.+}}> affinity({{.+}}) wait(%{{.+}}) signal(%[[COPIED]]) source(%{{.+}} : !hal.buffer)[%{{.+}}] target(%[[IN2]] : !hal.buffer)[%{{.+}}] length(%{{.+}})
+//  CHECK-NEXT:   %[[SAME:.+]] = util.cmp.eq %[[SRC]], %[[IN2]] : !hal.buffer
+//  CHECK-NEXT:   %[[READY:.+]] = scf.if %[[SAME]] -> (!hal.fence) {
+//  CHECK-NEXT:     scf.yield %[[WAIT:.+]] : !hal.fence
+//  CHECK-NEXT:   } else {
+//  CHECK-NEXT:     %[[COPIED:.+]] = hal.fence.create
+//       CHECK:     hal.device.queue.copy<{{.+}}> affinity({{.+}}) wait(%[[WAIT]]) signal(%[[COPIED]]) source(%[[SRC]] : !hal.buffer)[%{{.+}}] target(%[[IN2]] : !hal.buffer)[%{{.+}}] length(%{{.+}})
+//  CHECK-NEXT:     scf.yield %[[COPIED]] : !hal.fence
 //       CHECK:   %[[REC:.+]] = util.global.load @__one_region$async_replay_commands_0 : !hal.command_buffer
-//  CHECK-NEXT:   hal.device.queue.execute<{{.+}}> affinity({{.+}}) wait(%[[COPIED]]) signal(%arg2) commands(%[[REC]])
+//  CHECK-NEXT:   hal.device.queue.execute<{{.+}}> affinity({{.+}}) wait(%[[READY]]) signal(%arg2) commands(%[[REC]])
 //   CHECK-NOT:   hal.device.queue.dealloca
 //       CHECK:   hal.buffer_view.create buffer(%[[OUT2]] : !hal.buffer)
 // Static buffers sized from the allocas and the input's binding, allocated once; then the
@@ -117,6 +124,12 @@ util.func public @one_region$async(%arg0: !hal.buffer_view, %arg1: !hal.fence, %
 //       CHECK: util.global private @__one_region$async_replay_commands_0 : !hal.command_buffer
 //       CHECK: util.initializer {
 //  CHECK-NEXT:   util.call @__one_region$async_replay_record_0()
+// The static input buffer, viewed for a caller that writes its input there itself.
+//       CHECK: util.func public @__schedc_static_inputs_one_region$async() -> !hal.buffer_view
+//  CHECK-SAME:   iree.reflection = {schedc.static_inputs_of = "one_region$async"}
+//       CHECK:   %[[SIN:.+]] = util.global.load @__one_region$async_replay_input_0 : !hal.buffer
+//       CHECK:   %[[SVIEW:.+]] = hal.buffer_view.create buffer(%[[SIN]] : !hal.buffer)[%{{.+}}, %c2048] shape([%c8, %c64])
+//  CHECK-NEXT:   util.return %[[SVIEW]] : !hal.buffer_view
 
 // -----
 
@@ -218,9 +231,12 @@ util.func public @two_regions(%arg0: !hal.buffer_view, %arg1: !hal.buffer_view) 
 //  CHECK-NEXT:   hal.command_buffer.copy_buffer<{{.+}}> source(%[[IN1]] : !hal.buffer)[%{{.+}}] target(%[[HEAD]] : !hal.buffer)
 // Each input is copied in before the first submission that reads it.
 // CHECK-LABEL: util.func public @two_regions(
-//       CHECK:   hal.device.queue.copy<{{.+}} signal(%[[C0:[^)]+]]) source
+//       CHECK:   %[[C0:.+]] = scf.if
+//       CHECK:     hal.device.queue.copy<{{.+}} source
 //       CHECK:   hal.device.queue.execute<{{.+}} wait(%[[C0]]) signal(%[[DONE0:[^)]+]]) commands(
-//       CHECK:   hal.device.queue.copy<{{.+}} wait(%[[DONE0]]) signal(%[[C1:[^)]+]]) source
+//       CHECK:   %[[C1:.+]] = scf.if
+//       CHECK:     scf.yield %[[DONE0]] : !hal.fence
+//       CHECK:     hal.device.queue.copy<{{.+}} wait(%[[DONE0]]) signal({{.+}}) source
 //       CHECK:   hal.device.queue.execute<{{.+}} wait(%[[C1]]) signal(%{{.+}}) commands(
 //   CHECK-NOT:   hal.device.queue.execute.indirect
 //       CHECK:   util.global private @__two_regions_replay_alloca_0 : !hal.buffer

@@ -276,3 +276,31 @@ def test_replayed_graph_results_are_the_callers_own():
         second = compiled(second_input)
         assert relative_error(first, model(first_input)) <= 1e-4
         assert relative_error(second, model(second_input)) <= 1e-4
+
+
+@pytest.mark.skipif(not hasattr(torch._dynamo.config, "enable_aot_compile"), reason="torch without dynamo's ahead-of-time compile")
+def test_an_ahead_of_time_compiled_model_loads_without_tracing_or_compiling(tmp_path, monkeypatch):
+    """torch's experimental ahead-of-time compile saves dynamo's result; the schedc backend's
+    part of it is the cached module's path, so loading it compiles nothing."""
+    import schedc.driver
+    import schedc.dynamo
+    from torch._dynamo.aot_compile import ModelInput
+
+    monkeypatch.setattr(torch._dynamo.config, "enable_aot_compile", True)
+    model, x = small_net(), torch.randn(2, 8)
+    options = {"fallback": False, "cache_dir": str(tmp_path / "cache")}
+    with torch.no_grad():
+        compiled = torch.compile(model, fullgraph=True, backend="schedc", options=options)
+        compiled._aot_compile([ModelInput((x,), {}, [torch.no_grad()])])
+        saved = compiled._save_aot_compiled_module()
+        torch._dynamo.reset()
+
+        def no_compile(*args, **kwargs):
+            raise AssertionError("compiled although dynamo's saved result names the module")
+
+        monkeypatch.setattr(schedc.driver, "compile_with_options", no_compile)
+        monkeypatch.setattr(schedc.dynamo, "import_graph", no_compile)
+        loaded = torch.compile(model, fullgraph=True, backend="schedc", options=options)
+        loaded._load_aot_compiled_module(saved)
+        other = torch.randn(2, 8)
+        assert relative_error(loaded(other), model(other)) <= 1e-4

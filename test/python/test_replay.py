@@ -192,3 +192,23 @@ def test_replayed_results_alias_the_same_static_memory_each_call(replayed_mlp):
     assert second.data_ptr() == first.data_ptr() and second is not first
     assert tuple(second.shape) == expected_shape
     np.testing.assert_allclose(second.numpy(), reference(model, value), rtol=1e-5, atol=1e-5)
+
+
+def test_torch_inputs_are_written_into_the_static_input_buffers(replayed_mlp):
+    """A replayed module offers its static input buffers; the runtime writes torch inputs
+    there itself, so the module's own copy is skipped, and results follow each input."""
+    model, (x,), path = replayed_mlp
+    module = schedc.load(path)
+    for _ in range(2):
+        value = torch.randn(x.shape)
+        np.testing.assert_allclose(module.forward(value).numpy(), reference(model, value), rtol=1e-5, atol=1e-5)
+        _, (static,) = module.forward._static_inputs
+        assert torch.equal(static, value) and static.data_ptr() != value.data_ptr()
+
+
+def test_a_torch_input_of_another_shape_is_still_an_error(replayed_mlp):
+    model, (x,), path = replayed_mlp
+    module = schedc.load(path)
+    module.forward(torch.randn(x.shape))
+    with pytest.raises(schedc.SchedcError, match="calling forward failed"):
+        module.forward(torch.randn(x.shape[0] + 1, *x.shape[1:]))
