@@ -174,6 +174,7 @@ def run_one(folder: Path, execution: str, key: str) -> None:
         if module.forward._static_inputs:  # the torch path's copy into the static input and its wait, alone
             static = module.forward._static_inputs[1][0]
             row["copy_sync_ms"] = median_ms(lambda: (static.copy_(x_gpu), stream.synchronize()), REPEATS, WARMUP)
+            row["kernel_copy_sync_ms"] = median_ms(lambda: (torch.mul(x_gpu, 1, out=static), stream.synchronize()), REPEATS, WARMUP)
         row["max_rel_error"] = float(np.abs(result.cpu().numpy() - expected).max()) / scale
     except (schedc.SchedcError, RuntimeError) as e:
         row["torch_error"] = str(e)
