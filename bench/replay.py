@@ -89,7 +89,7 @@ def _host_bytes(module) -> int:
         return -1
 
 
-def run(folder: Path, execution: str, torch_compile: bool) -> None:
+def run(folder: Path, execution: str, torch_compile: bool, numpy: bool = True) -> None:
     """Each module in a process of its own (a crash in one loses only its row); torch's
     references in this one."""
     import subprocess
@@ -98,14 +98,15 @@ def run(folder: Path, execution: str, torch_compile: bool) -> None:
     for name in MODELS:
         for variant in _variants(execution):
             key = f"{name}.{variant}"
-            done = subprocess.run([sys.executable, __file__, "run-one", str(folder), execution, "--key", key])
+            extra = [] if numpy else ["--no-numpy"]
+            done = subprocess.run([sys.executable, __file__, "run-one", str(folder), execution, "--key", key, *extra])
             result = folder / f"result.{key}.json"
             if done.returncode == 0 and result.exists():
                 rows[key] = json.loads(result.read_text())
             else:
                 rows[key] = {"error": f"exit code {done.returncode}"}
                 if execution == "graphs":  # is it the graph replay, or the module? run it on the stream
-                    again = subprocess.run([sys.executable, __file__, "run-one", str(folder), "streams", "--key", key])
+                    again = subprocess.run([sys.executable, __file__, "run-one", str(folder), "streams", "--key", key, *extra])
                     if again.returncode == 0 and result.exists():
                         rows[key]["on_stream"] = json.loads(result.read_text())
                     else:
@@ -135,7 +136,7 @@ def _references(folder: Path, torch_compile: bool) -> dict:
     return rows
 
 
-def run_one(folder: Path, execution: str, key: str) -> None:
+def run_one(folder: Path, execution: str, key: str, numpy: bool = True) -> None:
     import iree.runtime as rt
     import torch
 
@@ -152,7 +153,9 @@ def run_one(folder: Path, execution: str, key: str) -> None:
     x_device = rt.asdevicearray(module.device, x)
     scale = max(float(np.abs(expected).max()), 1e-30)
     row = {"execution": execution}
-    try:  # IREE's own host-to-device upload; in graph mode it failed once (cuGraphAddMemcpyNode)
+    try:  # IREE's own host-to-device upload; in graph mode it failed (cuGraphAddMemcpyNode), see --no-numpy
+        if not numpy:
+            raise schedc.SchedcError("not measured (--no-numpy)")
         row["numpy_ms"] = median_ms(lambda: module.forward(x), REPEATS, WARMUP)
         row["max_rel_error_numpy"] = float(np.abs(module.forward(x) - expected).max()) / scale
     except schedc.SchedcError as e:
@@ -342,13 +345,14 @@ def main() -> int:
     parser.add_argument("execution", nargs="?", choices=("streams", "graphs"), default="graphs")
     parser.add_argument("--key", action="append", default=[], help="run-one, kernels: MODEL.VARIANT (default: all of the mode)")
     parser.add_argument("--no-torch-compile", action="store_true", help="skip the torch.compile reference")
+    parser.add_argument("--no-numpy", action="store_true", help="run, run-one: skip the numpy-in, numpy-out calls")
     args = parser.parse_args()
     if args.step == "prepare":
         prepare(args.folder)
     elif args.step == "run":
-        run(args.folder, args.execution, not args.no_torch_compile)
+        run(args.folder, args.execution, not args.no_torch_compile, not args.no_numpy)
     elif args.step == "run-one":
-        run_one(args.folder, args.execution, args.key[0])
+        run_one(args.folder, args.execution, args.key[0], not args.no_numpy)
     elif args.step == "kernels":
         keys = args.key or [f"{name}.{variant}" for name in MODELS for variant in _variants(args.execution)]
         kernels(args.folder, args.execution, keys)
