@@ -1,0 +1,170 @@
+"""How values cross between numpy, torch and IREE at a module's call: DLPack imports and
+exports of torch tensors, device arrays, host copies."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import SchedcError
+
+
+def _first_line(error: BaseException) -> str:
+    """The informative part of an IREE runtime error (it often wraps the cause)."""
+    while error.__cause__ is not None:
+        error = error.__cause__
+    lines = str(error).strip().splitlines()
+    text = lines[0] if lines else type(error).__name__
+    return text.split(": ", 1)[1] if text.startswith("Error creating driver: ") else text
+
+
+# DLPack device type codes (dlpack.h): where a torch tensor's memory is, per IREE driver.
+_DLPACK_CPU, _DLPACK_CUDA, _DLPACK_ROCM = 1, 2, 10
+
+
+def _dlpack_device(device_name: str, args) -> tuple[int, int] | None:
+    """(DLPack device type, device index) when every argument is a torch tensor in the
+    module's device memory; None when the call goes through numpy."""
+    if not args or not all(_is_torch(a) for a in args):
+        return None
+    driver = device_name.split(":")[0]
+    kinds = {a.device.type for a in args}
+    if driver in ("local-task", "local-sync") and kinds == {"cpu"}:
+        return (_DLPACK_CPU, 0)
+    if driver in ("cuda", "hip") and kinds == {"cuda"} and len({a.device.index for a in args}) == 1:
+        import torch
+
+        code = _DLPACK_ROCM if getattr(torch.version, "hip", None) else _DLPACK_CUDA
+        return (code, args[0].device.index or 0)
+    return None
+
+
+def _import_tensor(device, tensor, position: int, function: str):
+    """An IREE buffer view over a torch tensor's memory (a contiguous copy of a strided one)."""
+    from torch.utils.dlpack import to_dlpack
+
+    try:
+        return device.from_dlpack_capsule(to_dlpack(tensor.detach().contiguous()))
+    except (RuntimeError, ValueError, TypeError, BufferError) as e:
+        raise SchedcError(
+            f"calling {function}: argument {position} cannot be passed to IREE (a {tensor.device} {tensor.dtype} tensor "
+            f"through DLPack: {_first_line(e)})"
+        ) from None
+
+
+def _is_buffer_view(value) -> bool:
+    return type(value).__name__ == "HalBufferView"
+
+
+def _device_array(device, view):
+    """An IREE DeviceArray over a result, read back to the host on demand (as IREE's own
+    function call returns results)."""
+    import iree.runtime as rt
+
+    return rt.DeviceArray(device, view, implicit_host_transfer=True)
+
+
+def _export_tensor(device, view, dlpack):
+    """A torch tensor over a result buffer (the call has finished with it).
+
+    IREE's CUDA allocator exports only buffers it allocated whole (a replayed module's static
+    buffers); a result from its queue-ordered pool (IREE's default path) is copied on the
+    device into a tensor torch allocates."""
+    tensor = _exported_view(device, view, dlpack)
+    return tensor if tensor is not None else copy_into_torch(device, _device_array(device, view), dlpack)
+
+
+def _exported_view(device, view, dlpack):
+    """A torch tensor over the buffer view's memory; None where IREE cannot export it."""
+    from torch.utils.dlpack import from_dlpack
+
+    try:
+        return from_dlpack(device.create_dlpack_capsule(view, dlpack[0], dlpack[1]))
+    except RuntimeError:
+        return None
+
+
+def _packed(outputs: list):
+    """A call's results as IREE's own call gives them: one value, a tuple, or None."""
+    if not outputs:
+        return None
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def copy_into_torch(device, output, dlpack):
+    """A torch tensor holding `output`, copied on the device into a buffer IREE allocates
+    whole (which it can export), then handed to torch."""
+    import iree.runtime as rt
+    from torch.utils.dlpack import from_dlpack
+
+    view = output._buffer_view
+    source = view.get_buffer()  # the copy takes the source buffer whole
+    buffer = device.allocator.allocate_buffer(
+        memory_type=rt.MemoryType.DEVICE_LOCAL,
+        allowed_usage=rt.BufferUsage.DEFAULT | rt.BufferUsage.TRANSFER,
+        allocation_size=max(source.byte_length(), 1),
+    )
+    if source.byte_length():
+        semaphore = device.create_semaphore(0)
+        device.queue_copy(source, buffer, rt.HalFence.create_at(semaphore, 0), rt.HalFence.create_at(semaphore, 1))
+        rt.HalFence.create_at(semaphore, 1).wait()
+    copy = rt.HalBufferView(buffer, list(view.shape), view.element_type)
+    return from_dlpack(device.create_dlpack_capsule(copy, dlpack[0], dlpack[1]))
+
+
+def _as_results(outputs, torch_out: bool, single: bool):
+    if torch_out:
+        outputs = [_to_torch(o) if isinstance(o, np.ndarray) else o for o in outputs]
+    return outputs[0] if single else tuple(outputs)
+
+
+def _to_torch(array: np.ndarray):
+    import ml_dtypes
+    import torch
+
+    array = np.ascontiguousarray(array)
+    if array.dtype == ml_dtypes.bfloat16:  # torch reads no ml_dtypes array: go through the bits
+        return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(array)
+
+
+def _is_torch(value) -> bool:
+    return type(value).__module__.startswith("torch")
+
+
+def _host_arguments(function: str, args) -> list:
+    """The arguments as numpy arrays (scalars as they are); one clear error for a value that
+    cannot be passed."""
+    host = []
+    for i, value in enumerate(args):
+        try:
+            host.append(_to_numpy(value))
+        except (TypeError, RuntimeError) as e:
+            raise SchedcError(f"calling {function}: argument {i} cannot be passed to IREE ({_first_line(e)})") from None
+    return host
+
+
+def _to_numpy(value):
+    if _is_torch(value):
+        import torch
+
+        tensor = value.detach().cpu().contiguous()
+        if tensor.dtype == torch.bfloat16:  # numpy has no bfloat16; IREE takes ml_dtypes'
+            import ml_dtypes
+
+            return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+        return tensor.numpy()
+    if isinstance(value, np.ndarray):
+        return np.ascontiguousarray(value)
+    return value
+
+
+def _is_device_array(value) -> bool:
+    return type(value).__name__ == "DeviceArray"
+
+
+def _to_host(value, copy: bool = False):
+    """A host array of a result; a copy where the result's buffer may be mapped and reused."""
+    if not hasattr(value, "to_host"):
+        return value
+    host = value.to_host()
+    return np.array(host) if copy else host
