@@ -286,10 +286,9 @@ def test_an_ahead_of_time_compiled_model_loads_without_tracing_or_compiling(tmp_
     import schedc.dynamo
     from torch._dynamo.aot_compile import ModelInput
 
-    monkeypatch.setattr(torch._dynamo.config, "enable_aot_compile", True)
     model, x = small_net(), torch.randn(2, 8)
     options = {"fallback": False, "cache_dir": str(tmp_path / "cache")}
-    with torch.no_grad():
+    with torch._dynamo.config.patch(enable_aot_compile=True), torch.no_grad():
         compiled = torch.compile(model, fullgraph=True, backend="schedc", options=options)
         compiled._aot_compile([ModelInput((x,), {}, [torch.no_grad()])])
         saved = compiled._save_aot_compiled_module()
