@@ -45,12 +45,15 @@ class Options:
     exact_limit: int = RematLimits.exact_limit  # copies to decide on, above which the heuristic decides
     max_nodes: int = RematLimits.max_nodes  # branch-and-bound nodes the exact search may explore
     max_depth: int = 6  # levels of dead inputs a copy may make again first
+    objective: str = "time"  # minimise the copies' estimated "time", or their "flops"
     target: str = ""  # whose cost model times a copy; empty: the target being compiled
 
     def __post_init__(self):
         parse_budget(self.memory_budget)  # raises ValueError with the accepted forms
         if self.exact_limit < 0:
             raise ValueError(f"exact-limit must be >= 0, got {self.exact_limit}")
+        if self.objective not in ("time", "flops"):
+            raise ValueError(f"objective must be time or flops, got '{self.objective}'")
         if self.max_depth < 0:
             raise ValueError(f"max-depth must be >= 0, got {self.max_depth}")
         if self.max_nodes < 1:
@@ -72,7 +75,7 @@ class Unit:
 def remat(module, pass_, options: Options, context) -> None:
     records = context.records.setdefault("remat", {})
     peaks = PEAKS[options.target or context.target or "llvm-cpu"]
-    limits = RematLimits(options.exact_limit, options.max_nodes)
+    limits = RematLimits(options.exact_limit, options.max_nodes, options.objective)
     budget = parse_budget(options.memory_budget)
     bodies = executable_bodies(module)
     for func in function_ops(module):
@@ -81,17 +84,26 @@ def remat(module, pass_, options: Options, context) -> None:
         if not graph.kernels or graph.has_dynamic_sizes:
             continue
         problem, units = build_problem(func, graph, buffer_of, bodies, peaks, options.max_depth)
-        total_flops = sum(node_cost(op, bodies).flops for op in body_ops(func))
+        total_flops = _function_flops(func, bodies)
         plan = plan_remat(problem, budget_bytes(budget, max(problem_peak(graph), 1)), limits)
         apply_plan(module, problem, units, plan)
+        erase_unused(func)
+        bodies = executable_bodies(module)
         after = build_kernel_graph(func)
         if not plan.feasible:
             context.warn(func.location, f"remat: @{graph.function} cannot get under the budget of {plan.budget_bytes:,} B "
                          f"by recomputation; the lowest peak it reaches is {after.peak_bytes():,} B")
         records[graph.function] = record(graph, after, problem, plan) | {
             "function_flops": total_flops,
+            # What the copies add once the originals no reader needs any more are gone (a copy
+            # before a buffer's only reader moves the work rather than repeating it).
+            "extra_flops": _function_flops(func, bodies) - total_flops,
             "pass_seconds": round(time.perf_counter() - started, 4),
         }
+
+
+def _function_flops(func, bodies) -> float:
+    return sum(node_cost(op, bodies).flops for op in body_ops(func))
 
 
 def problem_peak(graph: KernelGraph) -> int:
@@ -113,15 +125,25 @@ def build_problem(func, graph: KernelGraph, buffer_of: dict, bodies, peaks, dept
     op_step = {op: step_of[i] for i, op in enumerate(ops)}
     spans = graph.live_ranges(order)
     makers: dict[int, list[int]] = {}
+    readers: dict[int, set[int]] = {}  # buffer -> ops with an operand in it (makers too)
     for index, op in enumerate(ops):
         for result in op.results:
             if result in buffer_of:
                 makers.setdefault(buffer_of[result], []).append(index)
+        for operand in op.operands:
+            if operand in buffer_of:
+                readers.setdefault(buffer_of[operand], set()).add(index)
     units = {}
     for buffer_id in sorted(spans):
-        unit = _unit(ops, graph, buffer_of, buffer_id, makers.get(buffer_id, []), step_of, bodies)
+        unit = _unit(ops, graph, buffer_of, buffer_id, makers.get(buffer_id, []), readers.get(buffer_id, set()), step_of, bodies)
         if unit is not None:
             units[buffer_id] = unit
+    costs_of = {}  # op -> (seconds, FLOPs) of running it once
+    for unit in units.values():
+        for op in unit.ops:
+            if op not in costs_of:
+                cost = node_cost(op, bodies)
+                costs_of[op] = (cost.seconds(peaks), cost.flops)
     candidates, chosen = [], {}
     for buffer_id, unit in units.items():
         reads = sorted(unit.readers)
@@ -130,7 +152,7 @@ def build_problem(func, graph: KernelGraph, buffer_of: dict, bodies, peaks, dept
             continue
         recipes, recipe_ops = [], []
         for ops_ in _recipe_ops(unit, units, graph, buffer_of, op_step, depth):
-            recipes.append(_recipe(ops_, unit.values, graph, buffer_of, bodies, peaks))
+            recipes.append(_recipe(ops_, unit.values, graph, buffer_of, costs_of))
             recipe_ops.append(ops_)
         candidates.append(Candidate(buffer_id, graph.buffers[buffer_id].size, spans[buffer_id][0], made, tuple(reads), tuple(recipes)))
         chosen[buffer_id] = Unit(unit.ops, unit.values, unit.readers, tuple(recipe_ops))
@@ -166,19 +188,19 @@ def _inputs(ops, graph: KernelGraph, buffer_of: dict) -> set[int]:
     }
 
 
-def _recipe(ops, values, graph: KernelGraph, buffer_of: dict, bodies, peaks) -> Recipe:
+def _recipe(ops, values, graph: KernelGraph, buffer_of: dict, costs_of: dict) -> Recipe:
     extra = {buffer_of[r] for op in ops for r in op.results if is_tensor(r) and r not in values}
-    costs = [node_cost(op, bodies) for op in ops if op.name not in _RECOMPUTABLE_VIEWS]
+    costs = [costs_of[op] for op in ops if op.name not in _RECOMPUTABLE_VIEWS]
     return Recipe(
         inputs=tuple(sorted(_inputs(ops, graph, buffer_of))),
         extra_bytes=sum(graph.buffers[b].size or 0 for b in extra),
-        seconds=sum(c.seconds(peaks) for c in costs),
-        flops=sum(c.flops for c in costs),
+        seconds=sum(seconds for seconds, _ in costs),
+        flops=sum(flops for _, flops in costs),
         kernels=sum(1 for op in ops if is_dispatch(op)),
     )
 
 
-def _unit(ops, graph: KernelGraph, buffer_of: dict, buffer_id: int, maker_indices: list[int], step_of: dict, bodies: dict) -> Unit | None:
+def _unit(ops, graph: KernelGraph, buffer_of: dict, buffer_id: int, maker_indices: list[int], reader_indices: set[int], step_of: dict, bodies: dict) -> Unit | None:
     """The ops that make a transient buffer, if running them again is safe: dispatches without
     side effects (of executables in the module, which a copy gets its own copy of), fills,
     views and in-place updates, whose results are all transient."""
@@ -195,7 +217,8 @@ def _unit(ops, graph: KernelGraph, buffer_of: dict, buffer_id: int, maker_indice
     values = frozenset(r for op in unit_ops for r in op.results if is_tensor(r) and buffer_of.get(r) == buffer_id)
     unit_set = set(unit_ops)
     readers = {}
-    for index, op in enumerate(ops):
+    for index in sorted(reader_indices):
+        op = ops[index]
         if op in unit_set or not any(v in values for v in op.operands):
             continue
         if _has_body(op) or flow_op(op).sink:
@@ -249,6 +272,19 @@ def apply_plan(module, problem: RematProblem, units: dict[int, Unit], plan: Rema
             original = origin.get(operand, operand)
             if original in current and current[original] != operand:
                 reader.operands[i] = current[original]
+
+
+def erase_unused(func) -> None:
+    """Erases the recomputable ops (dispatches without side effects, fills, views, updates)
+    whose results nothing reads any more: the originals the copies replaced everywhere."""
+    changed = True
+    while changed:
+        changed = False
+        for op in reversed(body_ops(func)):
+            recomputable = (is_dispatch(op) and not flow_op(op).pinned) or op.name in FILLS or op.name in _RECOMPUTABLE_VIEWS or op.name in _RECOMPUTABLE_UPDATES
+            if recomputable and op.results and all(not list(r.uses) for r in op.results):
+                op.erase()
+                changed = True
 
 
 class _SymbolNames:
@@ -307,7 +343,7 @@ def record(before: KernelGraph, after: KernelGraph, problem: RematProblem, plan:
         "model_peak_bytes": plan.peak_bytes,
         "copies": len(plan.copies),
         "kernels_recomputed": plan.kernels,
-        "extra_flops": plan.flops,
+        "planned_extra_flops": plan.flops,
         "extra_seconds": plan.seconds,
         "recomputed": [{"buffer": b, "label": labels.get(b, ""), "bytes": before.buffers[b].size} for b in recomputed],
     }

@@ -87,6 +87,7 @@ class RematPlan:
 class RematLimits:
     exact_limit: int = 2000  # decisions above which the integer program is not tried
     max_nodes: int = 2000  # branch-and-bound nodes HiGHS may explore
+    objective: str = "time"  # what a plan minimises: the copies' "time" or their "flops"
 
 
 # -- the model: which copies are allowed, and the live bytes they give ---------------------
@@ -174,7 +175,7 @@ def plan_remat(problem: RematProblem, budget_bytes: int, limits: RematLimits = R
     if len(copies) <= limits.exact_limit:
         chosen, method = _exact(problem, copies, conflicts, base, effect, budget_bytes, limits)
     if chosen is None:
-        chosen, method = _greedy(problem, copies, conflicts, base, effect, budget_bytes), "greedy"
+        chosen, method = _greedy(problem, copies, conflicts, base, effect, budget_bytes, limits.objective), "greedy"
     return _plan(problem, copies, chosen, base, effect, original, budget_bytes, method)
 
 
@@ -196,10 +197,13 @@ def _plan(problem, copies, chosen, base, effect, original, budget, method) -> Re
     )
 
 
-def _costs(problem: RematProblem, copies: list[Copy]) -> np.ndarray:
-    # A copy costs its time; a tiny cost per copy makes free copies (fills) happen only where
-    # they help.
-    return np.array([problem.candidates[c.candidate].recipes[c.recipe].seconds + 1e-9 for c in copies])
+def _costs(problem: RematProblem, copies: list[Copy], objective: str = "time") -> np.ndarray:
+    # A copy costs its time (or FLOPs, in units of a 1 TFLOP/s machine); a tiny cost per copy
+    # makes free copies (fills, views) happen only where they help.
+    def cost(recipe: Recipe) -> float:
+        return recipe.seconds if objective == "time" else recipe.flops * 1e-12
+
+    return np.array([cost(problem.candidates[c.candidate].recipes[c.recipe]) + 1e-9 for c in copies])
 
 
 def _exact(problem, copies, conflicts, base, effect, budget, limits):
@@ -228,7 +232,7 @@ def _exact(problem, copies, conflicts, base, effect, budget, limits):
 
     def least_time(target):
         nonlocal limited
-        result = solve(_costs(problem, copies), effect[rows], target - base[rows])
+        result = solve(_costs(problem, copies, limits.objective), effect[rows], target - base[rows])
         limited |= result.status == 1
         return None if result.x is None else [k for k in range(n) if result.x[k] > 0.5]
 
@@ -242,11 +246,11 @@ def _exact(problem, copies, conflicts, base, effect, budget, limits):
     return chosen, "exact-limited" if limited else "exact"
 
 
-def _greedy(problem, copies, conflicts, base, effect, budget) -> list[int]:
+def _greedy(problem, copies, conflicts, base, effect, budget, objective="time") -> list[int]:
     """Adds, one at a time, the copy that lowers the peak most per second of recompute time
     (or, where no single copy lowers it, that frees the most bytes at the peak's steps without
     raising it), until the peak fits or no copy helps. One pass per copy at most."""
-    costs = _costs(problem, copies)
+    costs = _costs(problem, copies, objective)
     excluded_by: dict[int, list[int]] = {}
     for a, b in conflicts:
         excluded_by.setdefault(a, []).append(b)
@@ -256,17 +260,22 @@ def _greedy(problem, copies, conflicts, base, effect, budget) -> list[int]:
     chosen: list[int] = []
     while available.any() and live.max() > budget:
         peak = live.max()
-        after = live[:, None] + effect
-        new_peak = np.where(available, after.max(axis=0), np.inf)
+        at_peak = live >= peak - 0.5
+        freed_at_peak = -effect[at_peak].sum(axis=0)
+        # Only a copy that frees bytes at a step of the peak can lower it.
+        relevant = np.flatnonzero(available & (freed_at_peak > 0))
+        if not len(relevant):
+            break
+        new_peak = (live[:, None] + effect[:, relevant]).max(axis=0)
         lowered = np.maximum(peak - new_peak, 0)
-        freed_at_peak = -effect[live >= peak - 0.5].sum(axis=0)
-        helps = available & (new_peak <= peak) & ((lowered > 0) | (freed_at_peak > 0))
+        helps = new_peak <= peak
         if not helps.any():
             break
-        score = np.where(helps, (lowered * (1 + freed_at_peak.max()) + freed_at_peak) / costs, -np.inf)
-        best = int(np.argmax(score))
+        freed = freed_at_peak[relevant]
+        score = np.where(helps, (lowered * (1 + freed.max()) + freed) / costs[relevant], -np.inf)
+        best = int(relevant[np.argmax(score)])
         chosen.append(best)
-        live = after[:, best]
+        live = live + effect[:, best]
         available[best] = False
         for other in excluded_by.get(best, ()):
             available[other] = False
