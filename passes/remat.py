@@ -208,9 +208,7 @@ def _unit(ops, graph: KernelGraph, buffer_of: dict, buffer_id: int, maker_indice
         return None
     unit_ops = [ops[i] for i in sorted(maker_indices, key=step_of.get)]
     for op in unit_ops:
-        info = flow_op(op)
-        recomputable = (is_dispatch(op) and not info.pinned and info.entry in bodies) or op.name in FILLS or op.name in _RECOMPUTABLE_VIEWS or op.name in _RECOMPUTABLE_UPDATES
-        if not recomputable or _has_body(op):
+        if not _recomputable(op) or (is_dispatch(op) and flow_op(op).entry not in bodies) or _has_body(op):
             return None
         if any(is_tensor(r) and not graph.buffers[buffer_of[r]].transient for r in op.results):
             return None
@@ -225,6 +223,13 @@ def _unit(ops, graph: KernelGraph, buffer_of: dict, buffer_id: int, maker_indice
             return None  # reads it inside a region, or hands it out of the function
         readers[step_of[index]] = op
     return Unit(tuple(unit_ops), values, readers)
+
+
+def _recomputable(op: ir.Operation) -> bool:
+    """Whether running `op` again (or not at all) changes nothing but its results."""
+    if is_dispatch(op):
+        return not flow_op(op).pinned
+    return op.name in FILLS or op.name in _RECOMPUTABLE_VIEWS or op.name in _RECOMPUTABLE_UPDATES
 
 
 def _has_body(op: ir.Operation) -> bool:
@@ -281,8 +286,7 @@ def erase_unused(func) -> None:
     while changed:
         changed = False
         for op in reversed(body_ops(func)):
-            recomputable = (is_dispatch(op) and not flow_op(op).pinned) or op.name in FILLS or op.name in _RECOMPUTABLE_VIEWS or op.name in _RECOMPUTABLE_UPDATES
-            if recomputable and op.results and all(not list(r.uses) for r in op.results):
+            if _recomputable(op) and op.results and all(not list(r.uses) for r in op.results):
                 op.erase()
                 changed = True
 
