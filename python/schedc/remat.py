@@ -12,9 +12,10 @@ previous read (or the unit, for the first read) and that one are free:
      |=======|===========|================|      stored: alive from born to r2
      |=======|           |================|      recomputed at r1: free between r0 and r1
 
-(the copy at r1 lives on to r2). A copy reads its unit's inputs as they are at that step: each
-transient input must be alive there (stored, or a live copy of its own); a copy's results other
-than the buffer (a dispatch's other outputs) are alive during that step only.
+(the copy at r1 lives on to r2). A copy runs one of the candidate's recipes: its unit alone,
+or its unit after the units of inputs that are dead by then (`Recipe`). Each transient input a
+recipe reads must be alive at that step (stored, or a live copy of its own); the recipe's other
+results (a dispatch's other outputs, the remade inputs) are alive during that step only.
 
 The memory model is the one of `schedc.liveness`, with a copy's bytes counted in the step of
 its reader (an upper bound of the step the copy runs in). The plan with the least recompute
