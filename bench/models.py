@@ -381,3 +381,51 @@ SUITE = {
     "randwire": randwire, "darts": darts, "inception": inception, "unet": unet, "transformer": transformer,
     "plain_cnn": plain_cnn, "resnet18": resnet18, "mobilenet_v2": mobilenet_v2, "densenet": densenet,
 }
+
+
+# -- training steps (schedc import --train): (model, inputs, targets, loss) ---------------------
+
+
+class MLP(nn.Module):
+    def __init__(self, features=256, hidden=512, layers=4, classes=10):
+        super().__init__()
+        sizes = [features] + [hidden] * (layers - 1)
+        self.body = nn.Sequential(*[m for a, b in zip(sizes, sizes[1:]) for m in (nn.Linear(a, b), nn.ReLU())])
+        self.head = nn.Linear(sizes[-1], classes)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+class TransformerRegressor(nn.Module):
+    """The bench transformer with a linear head, for a loss against targets."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = Transformer()
+        self.head = nn.Linear(128, 128)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+def mlp_train():
+    torch.manual_seed(2)
+    model = _init(MLP()).train()
+    return model, (torch.randn(32, 256),), (torch.randint(0, 10, (32,)),), nn.CrossEntropyLoss()
+
+
+def cnn_train():
+    """The bench CNN at batch 4 (batch norm trains on the batch's statistics)."""
+    torch.manual_seed(2)
+    model = _init(PlainCNN()).train()
+    return model, (torch.randn(4, 3, 32, 32),), (torch.randint(0, 10, (4,)),), nn.CrossEntropyLoss()
+
+
+def transformer_train():
+    torch.manual_seed(2)
+    model = _init(TransformerRegressor()).train()
+    return model, (torch.randn(4, 32, 128),), (torch.randn(4, 32, 128),), nn.MSELoss()
+
+
+TRAIN_SUITE = {"mlp": mlp_train, "cnn": cnn_train, "transformer": transformer_train}

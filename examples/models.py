@@ -84,3 +84,24 @@ def branchy_convnet():
 
 
 FACTORIES = {"mlp": mlp, "transformer_block": transformer_block, "branchy_convnet": branchy_convnet}
+
+
+class ConvNetBN(nn.Module):
+    """Two conv-batchnorm-ReLU layers and a linear head, for a training step."""
+
+    def __init__(self, c=8, classes=10):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, c, 3, padding=1, bias=False), nn.BatchNorm2d(c), nn.ReLU(),
+            nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c), nn.ReLU(),
+        )
+        self.head = nn.Linear(c, classes)
+
+    def forward(self, x):
+        return self.head(self.features(x).mean(dim=(2, 3)))
+
+
+def convnet_train():
+    """A training step: (model, inputs, targets, loss) for `schedc import --train`."""
+    torch.manual_seed(0)
+    return ConvNetBN(), torch.randn(4, 3, 16, 16), torch.randint(0, 10, (4,)), nn.CrossEntropyLoss()

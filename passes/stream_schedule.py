@@ -144,6 +144,6 @@ PASS = PassInfo(
     summary="choose which kernels run concurrently (waves on streams) within a memory budget",
     run=stream_schedule,
     options=Options,
-    after=("memory-order",),  # then it takes memory-order's order as its memory-aware one
+    after=("memory-order", "remat"),  # then it takes memory-order's order as its memory-aware one
     followed_by=("stream-waves",),  # which makes its waves IREE's concurrent regions
 )

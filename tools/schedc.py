@@ -93,6 +93,8 @@ def import_parser() -> argparse.ArgumentParser:
     p.add_argument("--save-inputs", action="store_true", help="also write the example inputs as OUTPUT-stem.argN.npy")
     p.add_argument("--dtype", choices=("f32", "f16", "bf16"), help="convert the model's weights and float inputs first (default: as the factory made them)")
     p.add_argument("--dynamic-batch", action="store_true", help="leave dimension 0 of the inputs dynamic (for --batch-buckets)")
+    p.add_argument("--train", action="store_true", help="import one training step: the factory returns (model, inputs, targets, loss); "
+                   "the function train_step takes (parameters, buffers, inputs, targets) and returns (updated buffers, loss, gradients)")
     return p
 
 
@@ -280,10 +282,21 @@ def cmd_import(args) -> int:
 
     from schedc.frontend import convert_precision
 
-    model, example = load_factory(args.factory)
-    if args.dtype:
-        model, example = convert_precision(model, example, args.dtype)
-    write_atomically(args.output, import_torch(model, *example, dynamic_batch=args.dynamic_batch))
+    if args.train:
+        if args.dynamic_batch:
+            raise SchedcError("--train takes static shapes: --dynamic-batch is for inference")
+        model, example, targets, loss = load_factory(args.factory, train=True)
+        if args.dtype:
+            model, example = convert_precision(model, example, args.dtype)
+            targets = convert_precision(model, targets, args.dtype)[1]
+        write_atomically(args.output, import_torch(model, *example, train=True, targets=targets, loss=loss))
+        # The step's arguments in order: parameters, buffers, inputs, targets.
+        example = [*(p.detach() for p in model.parameters()), *model.buffers(), *example, *targets]
+    else:
+        model, example = load_factory(args.factory)
+        if args.dtype:
+            model, example = convert_precision(model, example, args.dtype)
+        write_atomically(args.output, import_torch(model, *example, dynamic_batch=args.dynamic_batch))
     if args.save_inputs:
         stem = Path(args.output).with_suffix("")
         for i, value in enumerate(example):

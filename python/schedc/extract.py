@@ -44,12 +44,18 @@ class _Body:
 
 def build_kernel_graph(func: ir.Operation) -> KernelGraph:
     """Analyses one function body (see `schedc.graph` for the model)."""
+    return analyse_function(func)[0]
+
+
+def analyse_function(func: ir.Operation) -> tuple[KernelGraph, dict]:
+    """The kernel graph of one function body, and the buffer (`Buffer.id`) of each tensor value
+    its ops define, for passes that rewrite the values of one buffer (remat)."""
     body = _Body.of(func)
     edges = _dependences(body)
     aliases, cloned_fills, external = _shared_buffers(body)
     _emplace(body, edges, aliases, cloned_fills)
-    nodes, buffers = _nodes_and_buffers(body, edges, aliases, cloned_fills, external)
-    return KernelGraph(function_name(func), nodes, buffers, frozenset(edges))
+    nodes, buffers, buffer_of = _nodes_and_buffers(body, edges, aliases, cloned_fills, external)
+    return KernelGraph(function_name(func), nodes, buffers, frozenset(edges)), buffer_of
 
 
 def _dependences(body: _Body) -> set[tuple[int, int]]:
@@ -179,7 +185,8 @@ def _nodes_and_buffers(body: _Body, edges, aliases: "_UnionFind", cloned_fills: 
             pinned=info.pinned,
             fill=info.fill,
         ))
-    return tuple(nodes), tuple(buffers)
+    values = {result: buffer_for(result) for op in body.ops for result in op.results if is_tensor(result)}
+    return tuple(nodes), tuple(buffers), values
 
 
 def _region_captures(op: ir.Operation) -> list[ir.Value]:

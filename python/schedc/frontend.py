@@ -21,8 +21,14 @@ from .errors import SchedcError
 DTYPES = ("f32", "f16", "bf16")
 
 
-def import_torch(model, *example_args, func_name: str = "forward", dtype: str | None = None, dynamic_batch: bool = False) -> str:
-    """Exports `model(*example_args)` with torch.export and returns torch-dialect MLIR text.
+def import_torch(model, *example_args, func_name: str | None = None, dtype: str | None = None, dynamic_batch: bool = False,
+                 train: bool = False, targets: tuple = (), loss=None) -> str:
+    """Exports `model(*example_args)` with torch.export and returns torch-dialect MLIR text
+    (a function `forward`, or `func_name`).
+
+    With `train=True`, the function is one training step instead, `train_step` by default:
+    (parameters, buffers, inputs, targets) -> (updated buffers, loss, gradients) of
+    `loss(model(*example_args), *targets)`, as `schedc.training` documents.
 
     Weights are inlined as `dense_resource` blobs, so the text is self-contained. With
     `dtype="f16"` or `"bf16"`, a copy of the model and its floating-point example inputs are
@@ -35,9 +41,21 @@ def import_torch(model, *example_args, func_name: str = "forward", dtype: str | 
 
     if not isinstance(model, torch.nn.Module):
         raise SchedcError(f"import_torch expects a torch.nn.Module, got {type(model).__name__}")
-    model = model.eval()
     if dtype is not None:
         model, example_args = convert_precision(model, example_args, dtype)
+    if train:
+        from .training import import_train_step
+
+        if loss is None:
+            raise SchedcError("a training step needs a loss: import_torch(..., train=True, targets=(y,), loss=fn)")
+        if dynamic_batch:
+            raise SchedcError("training steps take static shapes: dynamic_batch is for inference")
+        targets = targets if isinstance(targets, (tuple, list)) else (targets,)
+        if dtype is not None:
+            targets = convert_precision(torch.nn.Identity(), targets, dtype)[1]
+        return import_train_step(model, tuple(example_args), tuple(targets), loss, func_name or "train_step")[0]
+    func_name = func_name or "forward"
+    model = model.eval()
     options = {}
     if dynamic_batch:
         example_args, options["dynamic_shapes"] = _dynamic_batch(example_args)
@@ -52,7 +70,7 @@ def import_torch(model, *example_args, func_name: str = "forward", dtype: str | 
     except Exception as e:  # torch.export's or torch-mlir's refusal of the user's model
         if dynamic_batch:  # torch.export's constraint errors: the model fixes its batch
             raise SchedcError(f"the model cannot be exported with a dynamic batch: {str(e).strip().splitlines()[0]}") from None
-        raise SchedcError(_export_failure(e)) from None
+        raise SchedcError(export_failure(e)) from None
     finally:
         logging.disable(logging.NOTSET)
     return str(module)
@@ -90,7 +108,7 @@ def _dynamic_batch(example_args):
     return tuple(examples), tuple(shapes)
 
 
-def _export_failure(error: BaseException) -> str:
+def export_failure(error: BaseException, what: str = "torch.export could not export the model") -> str:
     """One paragraph for a model torch.export or torch-mlir cannot take: the user's line that
     was running, the error's first lines, and what usually helps."""
     # Frames in site-packages (torch, torch-mlir) and in schedc are not the user's.
@@ -100,7 +118,7 @@ def _export_failure(error: BaseException) -> str:
     lines = [line for line in str(error).strip().splitlines() if line.strip()]
     detail = "\n".join(lines[:3]) if lines else type(error).__name__
     return (
-        f"{where}torch.export could not export the model ({type(error).__name__}):\n{detail}\n"
+        f"{where}{what} ({type(error).__name__}):\n{detail}\n"
         "(the usual causes: control flow on a tensor's value, torch.cond, example inputs of the wrong shape)"
     )
 
@@ -111,10 +129,13 @@ def torch_file() -> str:
     return torch.__file__
 
 
-def load_factory(spec: str):
+def load_factory(spec: str, train: bool = False):
     """Calls `path/to/file.py:factory` and returns (model, example_args).
 
     The factory returns the model and its example inputs: `(model, (x, y))` or `(model, x)`.
+    With `train`, it returns the model, its inputs, the targets and the loss:
+    `(model, x, y, loss_fn)` (inputs and targets may be tuples); the result is then
+    (model, inputs, targets, loss).
     """
     path_text, sep, factory_name = spec.rpartition(":")
     if not sep or not path_text or not factory_name:
@@ -136,11 +157,20 @@ def load_factory(spec: str):
         raise
     except Exception as e:  # the user's own code failed: point at their line, not at ours
         raise SchedcError(_user_frame(e, path) + f"{type(e).__name__}: {e}") from None
+    if train:
+        if not (isinstance(result, tuple) and len(result) == 4):
+            raise SchedcError(f"{spec}: with --train the factory must return (model, inputs, targets, loss)")
+        model, inputs, targets, loss = result
+        return model, _as_tuple(inputs), _as_tuple(targets), loss
     if not (isinstance(result, tuple) and len(result) == 2):
-        raise SchedcError(f"{spec}: the factory must return (model, example_inputs)")
+        hint = " (it returns four values: for a training step, add --train)" if isinstance(result, tuple) and len(result) == 4 else ""
+        raise SchedcError(f"{spec}: the factory must return (model, example_inputs){hint}")
     model, example = result
-    example = example if isinstance(example, (tuple, list)) else (example,)
-    return model, tuple(example)
+    return model, _as_tuple(example)
+
+
+def _as_tuple(values) -> tuple:
+    return tuple(values) if isinstance(values, (tuple, list)) else (values,)
 
 
 def _user_frame(error: BaseException, path: Path) -> str:

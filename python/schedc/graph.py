@@ -102,8 +102,8 @@ class KernelGraph:
 
     def program_order(self) -> list[int]:
         """The order IREE runs the nodes in when schedc changes nothing (see
-        `repaired_program_order`)."""
-        return repaired_program_order(len(self.nodes), self.edges)
+        `repaired_program_order` and `sink_fills`)."""
+        return sink_fills(self, repaired_program_order(len(self.nodes), self.edges))
 
     def live_ranges(self, order: list[int] | None = None, step_of=None) -> dict[int, tuple[int, int]]:
         """Each transient buffer's [first, last] step in `order` (program order by default);
@@ -130,6 +130,30 @@ class KernelGraph:
     @property
     def has_dynamic_sizes(self) -> bool:
         return any(b.size is None for b in self.buffers if b.transient)
+
+
+def sink_fills(graph: KernelGraph, order: list[int]) -> list[int]:
+    """`order` with each fill (a fresh splat or empty tensor) moved to just before its first
+    user. IREE's stream phase makes a fill where it is first needed, whatever the order says,
+    so this is the order it runs; it never raises the live bytes."""
+    succs = graph.successors()
+    position = {node: step for step, node in enumerate(order)}
+    anchor: dict[int, int] = {}  # a moved fill -> the node it now runs just before
+    for node in reversed(order):  # a fill's users that are fills are placed first
+        made = set(graph.nodes[node].defines)
+        # Only fills whose successors all read them: other edges order side effects.
+        if graph.nodes[node].fill and succs[node] and all(made & set(graph.nodes[s].uses) for s in succs[node]):
+            anchor[node] = min((anchor.get(s, s) for s in succs[node]), key=position.get)
+    before: dict[int, list[int]] = {}
+    for node in order:
+        if node in anchor:
+            before.setdefault(anchor[node], []).append(node)
+    result: list[int] = []
+    for node in order:
+        if node not in anchor:
+            result.extend(before.get(node, ()))
+            result.append(node)
+    return result
 
 
 def repaired_program_order(count: int, edges) -> list[int]:

@@ -65,6 +65,18 @@ def summary_rows(entry: dict) -> list[tuple[str, str, object]]:
             ("schedc_bytes", "schedc's arena (B)", sum(a["schedc_bytes"] for a in arenas)),
             ("method", "arena method", "+".join(sorted({a["method"] for a in arenas}))),
         ]
+    remat = entry.get("remat")
+    if remat:
+        share = remat["extra_flops"] / remat["function_flops"] if remat.get("function_flops") else 0.0
+        rows += [
+            ("remat.budget_bytes", "remat budget (B)", remat["budget_bytes"]),
+            ("remat.peak_bytes_before", "estimated peak before remat (B)", remat["peak_bytes_before"]),
+            ("remat.peak_bytes_after", "estimated peak after remat (B)", remat["peak_bytes_after"]),
+            ("remat.bytes_saved", "bytes saved by remat (B)", remat["peak_bytes_before"] - remat["peak_bytes_after"]),
+            ("remat.kernels_recomputed", "kernels recomputed", remat["kernels_recomputed"]),
+            ("remat.extra_flops_share", "extra FLOPs", f"{share:.1%}"),
+            ("remat.extra_seconds", "estimated extra time (us)", round(remat["extra_seconds"] * 1e6, 1)),
+        ]
     plan = entry.get("stream-schedule")
     if plan:
         rows += [
@@ -80,7 +92,7 @@ def summary_rows(entry: dict) -> list[tuple[str, str, object]]:
             ("without_schedc", "module's transient bytes, IREE alone", iree["without_schedc"]),
             ("with_schedc", "module's transient bytes, with schedc", iree["with_schedc"]),
         ]
-    for name, key in (("memory-order", "pass_seconds"), ("stream-schedule", "pass_seconds")):
+    for name, key in (("memory-order", "pass_seconds"), ("remat", "pass_seconds"), ("stream-schedule", "pass_seconds")):
         if entry.get(name):
             rows.append((f"{name}.{key}", f"{name} pass time (s)", entry[name][key]))
     if arenas:
@@ -117,6 +129,13 @@ def _story(entry: dict) -> str:
         sentences.append(f"<span class=\"schedc\">schedc</span>'s memory-order runs them in its '{escape(order['strategy'])}' order, "
                          f"which lowers the estimated peak from {format_bytes(order['program_peak_bytes'])} to {format_bytes(order['peak_bytes'])} "
                          "(the blue line under the orange one).")
+    remat = entry.get("remat")
+    if remat and remat["copies"]:
+        reached = "within" if remat["feasible"] else "short of"
+        sentences.append(f"remat recomputes {remat['copies']} tensors just before their late readers ({remat['kernels_recomputed']} kernels "
+                         f"run again, about {remat['extra_seconds'] * 1e6:.0f} us): the estimated peak falls from "
+                         f"{format_bytes(remat['peak_bytes_before'])} to {format_bytes(remat['peak_bytes_after'])}, {reached} its budget "
+                         f"of {format_bytes(remat['budget_bytes'])}.")
     if arenas:
         load, planned = max(a["load_bytes"] for a in arenas), max(a["schedc_bytes"] for a in arenas)
         sentences.append(f"arena-plan packs that order's slices into {format_bytes(planned)} for a LOAD of {format_bytes(load)} "
@@ -195,6 +214,10 @@ def _function_section(name: str, entry: dict, configs: dict[str, str] | None = N
         parts.append(f'<div class="scroll">{memory_timeline(order["timeline"], lines)}</div>')
     else:
         parts.append('<p class="note">memory-order did not run: no timeline.</p>')
+    remat = entry.get("remat")
+    if remat and remat["recomputed"]:
+        rows = "".join(f'<tr><td>{escape(r["label"])}</td><td>{_cell(r["bytes"])}</td></tr>' for r in remat["recomputed"])
+        parts.append(f'<h3>Recomputed tensors</h3><table class="summary"><tr><th>made by</th><th>bytes</th></tr>{rows}</table>')
     parts.append("<h3>Arena maps</h3>")
     parts.append('<p class="note">Each transient slice of an execution region as a rectangle: arena offset (up) against '
                  "lifetime (across). Tinted: bytes of the arena no slice holds at that time. From left to right: what IREE does "
@@ -225,7 +248,7 @@ def _function_section(name: str, entry: dict, configs: dict[str, str] | None = N
 def render_html(report: dict) -> str:
     """The whole page for a JSON report (as `schedc.report.build_report` makes it)."""
     functions = report.get("functions", {})
-    scheduled = {n: e for n, e in functions.items() if any(k in e for k in ("memory-order", "arena-plan", "stream-schedule"))}
+    scheduled = {n: e for n, e in functions.items() if any(k in e for k in ("memory-order", "remat", "arena-plan", "stream-schedule"))}
     others = {n: e for n, e in functions.items() if n not in scheduled}
     header = (f"<h1>schedc report</h1><p>target <b>{escape(str(report.get('target', '?')))}</b>"
               f" ({escape(str(report.get('arch', '')))}), pipeline <code>{escape(str(report.get('pipeline', '')) or '(IREE alone)')}</code></p>")

@@ -153,8 +153,8 @@ def _to_numpy(value):
 
             return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
         return tensor.numpy()
-    if isinstance(value, np.ndarray):
-        return np.ascontiguousarray(value)
+    if isinstance(value, np.ndarray):  # (np.ascontiguousarray would make a 0-d array 1-d)
+        return value if value.flags.c_contiguous else value.copy(order="C")
     return value
 
 

@@ -17,7 +17,7 @@ import heapq
 from dataclasses import dataclass, field
 
 from .budget import Budget, Deadline, SearchStopped
-from .graph import KernelGraph
+from .graph import KernelGraph, sink_fills
 from .liveness import LastUse, MemoryProblem
 
 STRATEGIES = ("program", "dfs", "bfs", "greedy", "xla", "exact", "beam")
@@ -337,6 +337,7 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
     def consider(name: str, order: list[int] | None) -> None:
         if order is None:
             return
+        order = sink_fills(graph, order)
         assert graph.is_order(order), f"{name} returned an invalid order"
         orders[name] = order
         peaks[name] = problem.peak(order)

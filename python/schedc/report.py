@@ -108,6 +108,9 @@ def summary_lines(report: dict) -> list[str]:
                 + (f" (optimum {optimum:,} B)" if optimum is not None else " (optimum unknown)")
                 + ";"
             )
+        remat = entry.get("remat")
+        if remat:
+            parts.append(remat_line(remat) + ";")
         plan = entry.get("stream-schedule")
         if plan:
             wide = [w for w in plan["waves"] if w > 1]
@@ -136,6 +139,17 @@ def summary_lines(report: dict) -> list[str]:
     if kernels:
         lines.extend(kernel_lines(kernels))
     return lines
+
+
+def remat_line(remat: dict) -> str:
+    """What remat did to one function, in a line."""
+    share = remat["extra_flops"] / remat["function_flops"] if remat.get("function_flops") else 0.0
+    reached = "" if remat["feasible"] else ", not reachable"
+    return (
+        f"remat {remat['copies']} copies ({remat['kernels_recomputed']} kernels, +{share:.1%} FLOPs, "
+        f"+{remat['extra_seconds'] * 1e6:.1f} us estimated): peak {remat['peak_bytes_before']:,} B -> "
+        f"{remat['peak_bytes_after']:,} B (budget {remat['budget_bytes']:,} B{reached})"
+    )
 
 
 def kernel_lines(kernels: dict) -> list[str]:

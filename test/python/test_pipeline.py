@@ -74,6 +74,7 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
         "print-kernel-graph": "flow",
         "kernel-config": "flow",
         "memory-order": "flow",
+        "remat": "flow",
         "stream-schedule": "flow",
         "stream-waves": "stream-async",
         "arena-plan": "stream",
@@ -82,5 +83,5 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
     with pytest.raises(PipelineError) as info:
         parse_pipeline("nope", REGISTRY)
     assert str(info.value) == (
-        "unknown pass 'nope'; available passes: arena-plan, kernel-config, memory-order, print-kernel-graph, static-replay, stream-schedule, stream-waves"
+        "unknown pass 'nope'; available passes: arena-plan, kernel-config, memory-order, print-kernel-graph, remat, static-replay, stream-schedule, stream-waves"
     )
