@@ -152,7 +152,7 @@ def build_problem(func, graph: KernelGraph, buffer_of: dict, bodies, peaks, dept
             continue
         recipes, recipe_ops = [], []
         for ops_ in _recipe_ops(unit, units, graph, buffer_of, op_step, depth):
-            recipes.append(_recipe(ops_, unit.values, graph, buffer_of, costs_of))
+            recipes.append(_recipe(ops_, unit.values, graph, buffer_of, costs_of, op_step))
             recipe_ops.append(ops_)
         candidates.append(Candidate(buffer_id, graph.buffers[buffer_id].size, spans[buffer_id][0], made, tuple(reads), tuple(recipes)))
         chosen[buffer_id] = Unit(unit.ops, unit.values, unit.readers, tuple(recipe_ops))
@@ -188,7 +188,7 @@ def _inputs(ops, graph: KernelGraph, buffer_of: dict) -> set[int]:
     }
 
 
-def _recipe(ops, values, graph: KernelGraph, buffer_of: dict, costs_of: dict) -> Recipe:
+def _recipe(ops, values, graph: KernelGraph, buffer_of: dict, costs_of: dict, op_step: dict) -> Recipe:
     extra = {buffer_of[r] for op in ops for r in op.results if is_tensor(r) and r not in values}
     costs = [costs_of[op] for op in ops if op.name not in _RECOMPUTABLE_VIEWS]
     return Recipe(
@@ -197,6 +197,7 @@ def _recipe(ops, values, graph: KernelGraph, buffer_of: dict, costs_of: dict) ->
         seconds=sum(seconds for seconds, _ in costs),
         flops=sum(flops for _, flops in costs),
         kernels=sum(1 for op in ops if is_dispatch(op)),
+        ops=frozenset(op_step[op] for op in ops),
     )
 
 
@@ -241,42 +242,54 @@ def _has_body(op: ir.Operation) -> bool:
 
 def apply_plan(module, problem: RematProblem, units: dict[int, Unit], plan: RematPlan) -> None:
     """Inserts each copy just before its reader, in step order, and points every later reader
-    (up to the next copy) at it. A copy reads its inputs' latest copies."""
-    copies_at: dict[int, list[tuple[int, int]]] = {}
-    for copy in plan.copies:
-        cand = problem.candidates[copy.candidate]
-        copies_at.setdefault(cand.reads[copy.read], []).append((cand.buffer, copy.recipe))
+    (up to the next copy) at it. A copy reads its inputs' latest copies; a copy that shares
+    another's run (`plan.shares`) inserts nothing and takes its values from that run."""
+    giver_of = {taker: giver for giver, taker in plan.shares}
+    copies_at: dict[int, list] = {}
+    for copy in sorted(plan.copies, key=lambda c: c in giver_of):  # givers before takers
+        copies_at.setdefault(problem.candidates[copy.candidate].reads[copy.read], []).append(copy)
     readers: dict[int, ir.Operation] = {}
     for unit in units.values():
         readers.update(unit.readers)
     current: dict = {}  # a unit's original value -> its latest copy
     origin: dict = {}  # a copy -> the original value it copies
+    runs: dict = {}  # a copy that ran -> its clones of the original values
     names = _SymbolNames(module)
     for step in sorted(readers):
         reader = readers[step]
-        for buffer_id, recipe in copies_at.get(step, ()):
-            unit = units[buffer_id]
-            clones: dict = {}
-            for op in unit.recipes[recipe]:
-                clone = op.clone(ir.InsertionPoint(reader))
-                for i, operand in enumerate(clone.operands):
-                    original = origin.get(operand, operand)
-                    replacement = clones.get(original, current.get(original))
-                    if replacement is not None:
-                        clone.operands[i] = replacement
-                if POSITION.name in clone.attributes:
-                    del clone.attributes[POSITION.name]
-                if is_dispatch(clone):
-                    _call_own_executable(clone, names)
-                for old, new in zip(op.results, clone.results):
-                    clones[old] = new
-                    origin[new] = old
+        for copy in copies_at.get(step, ()):
+            unit = units[problem.candidates[copy.candidate].buffer]
+            if copy in giver_of:
+                clones = runs[giver_of[copy]]
+            else:
+                clones = runs[copy] = _run_copy(unit.recipes[copy.recipe], reader, current, origin, names)
             for value in unit.values:
                 current[value] = clones[value]
         for i, operand in enumerate(reader.operands):
             original = origin.get(operand, operand)
             if original in current and current[original] != operand:
                 reader.operands[i] = current[original]
+
+
+def _run_copy(ops, reader: ir.Operation, current: dict, origin: dict, names: "_SymbolNames") -> dict:
+    """Clones `ops` before `reader`, reading the latest copies of their inputs; returns each
+    original result's clone."""
+    clones: dict = {}
+    for op in ops:
+        clone = op.clone(ir.InsertionPoint(reader))
+        for i, operand in enumerate(clone.operands):
+            original = origin.get(operand, operand)
+            replacement = clones.get(original, current.get(original))
+            if replacement is not None:
+                clone.operands[i] = replacement
+        if POSITION.name in clone.attributes:
+            del clone.attributes[POSITION.name]
+        if is_dispatch(clone):
+            _call_own_executable(clone, names)
+        for old, new in zip(op.results, clone.results):
+            clones[old] = new
+            origin[new] = old
+    return clones
 
 
 def erase_unused(func) -> None:
@@ -345,7 +358,8 @@ def record(before: KernelGraph, after: KernelGraph, problem: RematProblem, plan:
         "peak_bytes_before": problem_peak(before),
         "peak_bytes_after": after.peak_bytes(after.program_order()),
         "model_peak_bytes": plan.peak_bytes,
-        "copies": len(plan.copies),
+        "copies": len(plan.copies) - len(plan.shares),
+        "shared_copies": len(plan.shares),
         "kernels_recomputed": plan.kernels,
         "planned_extra_flops": plan.flops,
         "extra_seconds": plan.seconds,

@@ -42,6 +42,9 @@ class Recipe:
     seconds: float  # its time (measured kernel times where known, else the cost model)
     flops: float
     kernels: int  # kernels it runs
+    # Which ops it runs (any ids): a copy whose ops include another copy's can also serve that
+    # one (see `Share`).
+    ops: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -72,8 +75,19 @@ class Copy:
 
 
 @dataclass(frozen=True)
+class Share:
+    """A copy (the taker) that runs nothing itself: an earlier copy in its gap (the giver) ran
+    all of its ops, and the taker's buffer from that run stays alive until the taker's read.
+    Indices into the list of copies `decisions` returns."""
+
+    giver: int
+    taker: int
+
+
+@dataclass(frozen=True)
 class RematPlan:
     copies: tuple[Copy, ...]
+    shares: tuple[tuple[Copy, Copy], ...]  # (giver, taker): the taker reuses the giver's run
     peak_bytes: int  # under the model, with the copies
     original_peak_bytes: int  # the same without copies
     budget_bytes: int  # what the plan had to reach
@@ -120,6 +134,34 @@ def decisions(problem: RematProblem) -> tuple[list[Copy], list[tuple[int, int]]]
     return copies, conflicts
 
 
+def _gap_start(cand: Candidate, read: int) -> int:
+    """The last step before the gap a copy at `read` frees: the previous read, or the unit."""
+    return cand.reads[read - 1] if read else cand.made
+
+
+def shares(problem: RematProblem, copies: list[Copy]) -> list[Share]:
+    """Every pair of copies where the giver runs all the taker's ops at a step in the taker's
+    gap (or at the same read, the earlier in the list giving)."""
+    by_op: dict = {}
+    for k, copy in enumerate(copies):
+        for op in problem.candidates[copy.candidate].recipes[copy.recipe].ops:
+            by_op.setdefault(op, []).append(k)
+    found = []
+    for b, taker in enumerate(copies):
+        cand = problem.candidates[taker.candidate]
+        ops = cand.recipes[taker.recipe].ops
+        if not ops:
+            continue
+        low, at = _gap_start(cand, taker.read), cand.reads[taker.read]
+        for a in by_op[next(iter(ops))]:
+            giver = copies[a]
+            given = problem.candidates[giver.candidate]
+            step = given.reads[giver.read]
+            if giver.candidate != taker.candidate and low < step <= at and (step < at or a < b) and ops <= given.recipes[giver.recipe].ops:
+                found.append(Share(a, b))
+    return found
+
+
 def _input_may_live(problem: RematProblem, by_buffer: dict, buffer: int, step: int) -> bool:
     if buffer in by_buffer:
         cand = problem.candidates[by_buffer[buffer]]
@@ -147,17 +189,33 @@ def live_matrix(problem: RematProblem, copies: list[Copy]) -> tuple[np.ndarray, 
         base[cand.born:cand.reads[-1] + 1] += cand.size
     for k, copy in enumerate(copies):
         cand = problem.candidates[copy.candidate]
-        before = cand.reads[copy.read - 1] if copy.read else cand.made
-        at = cand.reads[copy.read]
+        before, at = _gap_start(cand, copy.read), cand.reads[copy.read]
         effect[before + 1:at, k] -= cand.size
         effect[at, k] += cand.recipes[copy.recipe].extra_bytes
     return base, effect
 
 
-def evaluate(problem: RematProblem, chosen: list[Copy]) -> int:
-    """The peak of live bytes with the copies in `chosen`, under the model."""
+def share_matrix(problem: RematProblem, copies: list[Copy], shared: list[Share]) -> np.ndarray:
+    """What each share adds to the live bytes: the taker's buffer alive from the giver's step
+    to the taker's read, and none of the taker's own extra bytes."""
+    effect = np.zeros((problem.steps, len(shared)))
+    for k, share in enumerate(shared):
+        giver, taker = copies[share.giver], copies[share.taker]
+        cand = problem.candidates[taker.candidate]
+        start, at = problem.candidates[giver.candidate].reads[giver.read], cand.reads[taker.read]
+        effect[start + 1:at, k] += cand.size
+        effect[at, k] -= cand.recipes[taker.recipe].extra_bytes
+    return effect
+
+
+def evaluate(problem: RematProblem, chosen: list[Copy], shared: list[tuple[Copy, Copy]] = ()) -> int:
+    """The peak of live bytes with the copies in `chosen` (and the (giver, taker) pairs in
+    `shared`), under the model."""
     base, effect = live_matrix(problem, chosen)
     live = base + effect.sum(axis=1) if chosen else base
+    if shared:
+        index = {c: k for k, c in enumerate(chosen)}
+        live = live + share_matrix(problem, chosen, [Share(index[g], index[t]) for g, t in shared]).sum(axis=1)
     return int(live.max()) if len(live) else 0
 
 
@@ -171,22 +229,28 @@ def plan_remat(problem: RematProblem, budget_bytes: int, limits: RematLimits = R
     base, effect = live_matrix(problem, copies)
     original = int(base.max()) if len(base) else 0
     if original <= budget_bytes or not copies:
-        return _plan(problem, [], [], base, effect, original, budget_bytes, "none")
-    chosen, method = None, "greedy"
-    if len(copies) <= limits.exact_limit:
-        chosen, method = _exact(problem, copies, conflicts, base, effect, budget_bytes, limits)
+        return _plan(problem, [], [], [], [], base, effect, original, budget_bytes, "none")
+    shared = shares(problem, copies)
+    chosen, used, method = None, [], "greedy"
+    if len(copies) + len(shared) <= limits.exact_limit:
+        chosen, used, method = _exact(problem, copies, conflicts, shared, base, effect, budget_bytes, limits)
     if chosen is None:
-        chosen, method = _greedy(problem, copies, conflicts, base, effect, budget_bytes, limits.objective), "greedy"
-    return _plan(problem, copies, chosen, base, effect, original, budget_bytes, method)
+        chosen, used, method = _greedy(problem, copies, conflicts, base, effect, budget_bytes, limits.objective), [], "greedy"
+    return _plan(problem, copies, chosen, shared, used, base, effect, original, budget_bytes, method)
 
 
-def _plan(problem, copies, chosen, base, effect, original, budget, method) -> RematPlan:
+def _plan(problem, copies, chosen, shared, used, base, effect, original, budget, method) -> RematPlan:
     picked = [copies[k] for k in sorted(chosen)]
     live = base + (effect[:, sorted(chosen)].sum(axis=1) if chosen else 0)
+    pairs = [shared[k] for k in used]
+    if pairs:
+        live = live + share_matrix(problem, copies, pairs).sum(axis=1)
     peak = int(round(live.max())) if len(live) else 0
-    recipes = [problem.candidates[c.candidate].recipes[c.recipe] for c in picked]
+    takers = {s.taker for s in pairs}
+    recipes = [problem.candidates[copies[k].candidate].recipes[copies[k].recipe] for k in sorted(chosen) if k not in takers]
     return RematPlan(
         copies=tuple(picked),
+        shares=tuple((copies[s.giver], copies[s.taker]) for s in pairs),
         peak_bytes=peak,
         original_peak_bytes=original,
         budget_bytes=budget,
@@ -207,44 +271,66 @@ def _costs(problem: RematProblem, copies: list[Copy], objective: str = "time") -
     return np.array([cost(problem.candidates[c.candidate].recipes[c.recipe]) + 1e-9 for c in copies])
 
 
-def _exact(problem, copies, conflicts, base, effect, budget, limits):
+def _exact(problem, copies, conflicts, shared, base, effect, budget, limits):
     """The least time within the budget; where no plan fits it, the lowest peak first, then
-    the least time at that peak. None when HiGHS stops at its node limit without a plan."""
+    the least time at that peak. Columns: one 0/1 per copy, one per share (a share needs its
+    giver and its taker; a taker has one giver at most and gives to none). None when HiGHS
+    stops at its node limit without a plan."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
-    n = len(copies)
+    n, m = len(copies), len(shared)
+    effect = np.hstack([effect, share_matrix(problem, copies, shared)])
     rows = [t for t in range(effect.shape[0]) if effect[t].any()]
     untouched_peak = max((base[t] for t in set(range(len(base))) - set(rows)), default=0.0)
-    exclusive = np.zeros((len(conflicts), n))
-    for r, (a, b) in enumerate(conflicts):
-        exclusive[r, a] = exclusive[r, b] = 1
+    logic = []  # rows of (coefficients over the n + m columns, upper bound)
+    for a, b in conflicts:
+        logic.append(({a: 1, b: 1}, 1))
+    for k, share in enumerate(shared):
+        logic.append(({n + k: 1, share.giver: -1}, 0))
+    taken: dict[int, list[int]] = {}
+    for k, share in enumerate(shared):
+        taken.setdefault(share.taker, []).append(n + k)
+    for taker, columns in taken.items():
+        logic.append(({**{c: 1 for c in columns}, taker: -1}, 0))
+    for k, share in enumerate(shared):
+        if share.giver in taken:
+            logic.append(({n + k: 1, **{c: 1 for c in taken[share.giver]}}, 1))
+    matrix = np.zeros((len(logic), n + m))
+    for r, (coefficients, _) in enumerate(logic):
+        for column, value in coefficients.items():
+            matrix[r, column] = value
+    upper_logic = np.array([bound for _, bound in logic], dtype=float)
     options = {"node_limit": limits.max_nodes, "presolve": True}
 
     def solve(cost, live_rows, bound, extra_columns=0):
-        pad = np.zeros((len(conflicts), extra_columns))
         constraints = [LinearConstraint(live_rows, -np.inf, bound)]
-        if conflicts:
-            constraints.append(LinearConstraint(np.hstack([exclusive, pad]), -np.inf, 1))
-        integrality = np.r_[np.ones(n), np.zeros(extra_columns)]
-        upper = np.r_[np.ones(n), np.full(extra_columns, np.inf)]
+        if logic:
+            constraints.append(LinearConstraint(np.hstack([matrix, np.zeros((len(logic), extra_columns))]), -np.inf, upper_logic))
+        integrality = np.r_[np.ones(n + m), np.zeros(extra_columns)]
+        upper = np.r_[np.ones(n + m), np.full(extra_columns, np.inf)]
         return milp(cost, constraints=constraints, integrality=integrality, bounds=Bounds(0, upper), options=options)
 
     limited = False
+    costs = _costs(problem, copies, limits.objective)
+    # A share saves the taker's run (less its per-copy tie-breaker, so sharing never pays alone).
+    share_costs = np.array([-(costs[s.taker] - 1e-9) for s in shared])
 
     def least_time(target):
         nonlocal limited
-        result = solve(_costs(problem, copies, limits.objective), effect[rows], target - base[rows])
+        result = solve(np.r_[costs, share_costs], effect[rows], target - base[rows])
         limited |= result.status == 1
-        return None if result.x is None else [k for k in range(n) if result.x[k] > 0.5]
+        if result.x is None:
+            return None, []
+        return [k for k in range(n) if result.x[k] > 0.5], [k for k in range(m) if result.x[n + k] > 0.5]
 
-    chosen = least_time(budget)
+    chosen, used = least_time(budget)
     if chosen is None and not limited:  # infeasible: find the lowest peak (one more column)
-        cost = np.r_[np.zeros(n), 1.0]
+        cost = np.r_[np.zeros(n + m), 1.0]
         result = solve(cost, np.hstack([effect[rows], -np.ones((len(rows), 1))]), -base[rows], extra_columns=1)
         limited |= result.status == 1
         if result.x is not None:
-            chosen = least_time(max(int(np.ceil(result.fun - 1e-6)), int(untouched_peak)))
-    return chosen, "exact-limited" if limited else "exact"
+            chosen, used = least_time(max(int(np.ceil(result.fun - 1e-6)), int(untouched_peak)))
+    return chosen, used, "exact-limited" if limited else "exact"
 
 
 def _greedy(problem, copies, conflicts, base, effect, budget, objective="time") -> list[int]:

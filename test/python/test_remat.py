@@ -151,3 +151,18 @@ def test_bad_budgets_are_refused(text):
 def test_a_fraction_is_of_the_peak_without_recomputation():
     assert budget_bytes(("fraction", 0.5), 1000) == 500
     assert budget_bytes(("bytes", 700.0), 1000) == 700
+
+
+def test_one_run_serves_two_buffers_of_the_same_kernel():
+    # Buffers 0 and 1 are both results of kernel 7 (made at step 0), read at step 1 and again
+    # at 6 and 7; 150 B more are alive at step 3. Both must be freed there: a copy of kernel 7
+    # before step 6 remakes both, so buffer 1's copy before step 7 runs nothing (a share).
+    run = Recipe(inputs=(), extra_bytes=100, seconds=1e-5, flops=1e4, kernels=1, ops=frozenset({7}))
+    a = Candidate(buffer=0, size=100, born=0, made=0, reads=(1, 6), recipes=(run,))
+    b = Candidate(buffer=1, size=100, born=0, made=0, reads=(1, 7), recipes=(run,))
+    problem = RematProblem(steps=8, fixed_live=(0, 0, 0, 150, 0, 0, 0, 0), candidates=(a, b), spans={0: (0, 6), 1: (0, 7)})
+    plan = plan_remat(problem, 200)
+    assert set(plan.copies) == {Copy(0, 1, 0), Copy(1, 1, 0)}
+    assert plan.shares == ((Copy(0, 1, 0), Copy(1, 1, 0)),)
+    assert plan.seconds == pytest.approx(1e-5) and plan.kernels == 1
+    assert plan.peak_bytes == 200 == evaluate(problem, list(plan.copies), list(plan.shares))
