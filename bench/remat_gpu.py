@@ -1,0 +1,120 @@
+"""What recomputation costs in time on a CUDA GPU: the bench training steps with and without
+remat, timed on the device.
+
+    python bench/remat_gpu.py prepare DIR     # here: compile for cuda (sm_80), save the arguments
+    python3 bench/remat_gpu.py run DIR        # GPU machine (iree-base-runtime, torch with CUDA)
+
+Modules: bench/models.py's TRAIN_SUITE (cnn, transformer) compiled with memory-order and
+arena-plan (`default`) and with remat at budgets 0.8 and 0.6 between them (each with its JSON
+report, which holds the transient bytes, copies and extra FLOPs). `run`: each module's
+`train_step` on device-resident arguments, median of 200 calls after 20 (each call waits for
+its last gradient), the largest relative difference of every result from the default module's,
+and PyTorch eager's forward+backward on the same GPU for reference. Prints a line per module
+and writes DIR/train_gpu.json (or $OUT/train_gpu.json when OUT is set).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+MODELS = ("cnn", "transformer")
+VARIANTS = {
+    "default": "memory-order,arena-plan",
+    "remat0.8": "memory-order,remat{memory-budget=0.8},arena-plan",
+    "remat0.6": "memory-order,remat{memory-budget=0.6},arena-plan",
+}
+
+
+def prepare(folder: Path) -> None:
+    import models
+
+    import schedc
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in MODELS:
+        model, inputs, targets, loss = models.TRAIN_SUITE[name]()
+        text = schedc.import_torch(model, *inputs, train=True, targets=targets, loss=loss)
+        arguments = [p.detach().numpy() for p in model.parameters()] + [b.numpy().copy() for b in model.buffers()]
+        np.savez(folder / f"{name}.args.npz", *arguments, *[t.numpy() for t in inputs + targets])
+        for variant, passes in VARIANTS.items():
+            vmfb = schedc.compile(text, target="cuda", passes=passes, report=str(folder / f"{name}.{variant}.json"))
+            (folder / f"{name}.{variant}.vmfb").write_bytes(vmfb)
+            print(name, variant, flush=True)
+
+
+def run(folder: Path) -> None:
+    import iree.runtime as rt
+
+    import schedc
+
+    results = {}
+    for name in MODELS:
+        arguments = list(np.load(folder / f"{name}.args.npz").values())
+        reference = None
+        for variant in VARIANTS:
+            module = schedc.load(str(folder / f"{name}.{variant}.vmfb"), device="cuda")
+            on_device = [rt.asdevicearray(module.device, a) for a in arguments]
+            for _ in range(20):
+                out = module.train_step(*on_device)
+            times = []
+            for _ in range(200):
+                started = time.perf_counter()
+                out = module.train_step(*on_device)
+                np.asarray(out[-1].to_host())  # the last gradient: the step is done
+                times.append(time.perf_counter() - started)
+            host = [np.asarray(o.to_host()) for o in out]
+            reference = reference or host
+            diff = max(float(np.abs(a.astype(np.float64) - b).max() / max(np.abs(b).max(), 1e-30)) for a, b in zip(host, reference))
+            results[f"{name}.{variant}"] = {"median_ms": statistics.median(times) * 1e3, "max_rel_diff_vs_default": diff}
+            print(name, variant, json.dumps(results[f"{name}.{variant}"]), flush=True)
+    results.update(torch_eager())
+    out_dir = Path(os.environ.get("OUT", folder))
+    (out_dir / "train_gpu.json").write_text(json.dumps(results, indent=1))
+
+
+def torch_eager() -> dict:
+    import models
+    import torch
+
+    results = {}
+    for name in MODELS:
+        model, inputs, targets, loss = models.TRAIN_SUITE[name]()
+        model = model.cuda()
+        inputs, targets = [t.cuda() for t in inputs], [t.cuda() for t in targets]
+
+        def step():
+            model.zero_grad(set_to_none=True)
+            loss(model(*inputs), *targets).backward()
+            torch.cuda.synchronize()
+
+        for _ in range(20):
+            step()
+        times = []
+        for _ in range(200):
+            started = time.perf_counter()
+            step()
+            times.append(time.perf_counter() - started)
+        results[f"{name}.torch_eager"] = {"median_ms": statistics.median(times) * 1e3}
+        print(name, "torch eager", json.dumps(results[f"{name}.torch_eager"]), flush=True)
+    return results
+
+
+def main() -> int:
+    if len(sys.argv) != 3 or sys.argv[1] not in ("prepare", "run"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    (prepare if sys.argv[1] == "prepare" else run)(Path(sys.argv[2]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
