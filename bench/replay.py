@@ -149,7 +149,7 @@ def run_one(folder: Path, execution: str, key: str, numpy: bool = True) -> None:
     x_gpu = torch.from_numpy(x).cuda()
     with torch.no_grad():
         expected = model(x_gpu).cpu().numpy()
-    module = schedc.load(folder / f"{key}.vmfb", device="cuda", execution=execution)
+    module = schedc.load(folder / f"{key}.vmfb", device="cuda", execution=execution, static_inputs=True)
     x_device = rt.asdevicearray(module.device, x)
     scale = max(float(np.abs(expected).max()), 1e-30)
     row = {"execution": execution}

@@ -136,7 +136,7 @@ class Function:
             module._collect_pending()
         dlpack = _dlpack_device(module.device_name, args)
         if dlpack is not None:
-            views = self._write_static_inputs(args, dlpack) if module.replayed else None
+            views = self._write_static_inputs(args, dlpack) if module.static_inputs else None
             views = views if views is not None else self._import(args, dlpack)
             tensors = self._export(self._invoke_views(views), dlpack)
             return _packed([t.clone() for t in tensors] if copy else tensors)
@@ -413,7 +413,7 @@ class PendingCall:
 class Module:
     """A compiled .vmfb loaded on one device; its exported functions are attributes."""
 
-    def __init__(self, path: str, device: str, execution: str | None = None):
+    def __init__(self, path: str, device: str, execution: str | None = None, static_inputs: bool = False):
         import iree.runtime as rt
 
         if not Path(path).is_file():
@@ -460,6 +460,8 @@ class Module:
         self.replayed = any(
             "schedc.static_results" in vm_module.lookup_function(n).reflection for n in vm_module.function_names
         )
+        # Torch writes its inputs into a replayed module's static input buffers (see load).
+        self.static_inputs = static_inputs and self.replayed
         self._pending: PendingCall | None = None
 
     def _group_buckets(self, vm_module) -> None:
@@ -505,13 +507,20 @@ class Module:
         return self.functions[name]
 
 
-def load(path: str, device: str = "local-task", execution: str | None = None) -> Module:
+def load(path: str, device: str = "local-task", execution: str | None = None, static_inputs: bool = False) -> Module:
     """Loads a compiled module on `device` (local-task, local-sync, cuda, hip or vulkan).
 
     `execution` ("streams" or "graphs", for cuda and hip) chooses how IREE replays command
     buffers: on the device's one stream, or as graphs whose concurrent waves run as parallel
-    branches. By default, the mode the module was compiled for."""
-    return Module(str(path), device, execution)
+    branches. By default, the mode the module was compiled for.
+
+    `static_inputs` (experimental, off by default): torch tensors are copied by torch, on its
+    stream, into a replayed module's static input buffers, and the module skips its own copy
+    (an IREE queue operation that the replay waits for on the host). Measured on an H200 it
+    brings a torch call from 1.16-1.22x to 0.90-1.02x of a call on device arrays; but the replay
+    bench, which mixes numpy, device-array, torch and in-place calls in one process, ended in
+    a CUDA launch failure on one module in graph mode with it on (not yet explained)."""
+    return Module(str(path), device, execution, static_inputs)
 
 
 def _module_execution(path: str) -> str:

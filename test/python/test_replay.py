@@ -195,10 +195,15 @@ def test_replayed_results_alias_the_same_static_memory_each_call(replayed_mlp):
 
 
 def test_torch_inputs_are_written_into_the_static_input_buffers(replayed_mlp):
-    """A replayed module offers its static input buffers; the runtime writes torch inputs
-    there itself, so the module's own copy is skipped, and results follow each input."""
+    """A replayed module offers its static input buffers; with static_inputs=True the runtime
+    writes torch inputs there itself, so the module's own copy is skipped, and results follow
+    each input. By default it imports them and the module copies."""
     model, (x,), path = replayed_mlp
-    module = schedc.load(path)
+    default = schedc.load(path)
+    value = torch.randn(x.shape)
+    np.testing.assert_allclose(default.forward(value).numpy(), reference(model, value), rtol=1e-5, atol=1e-5)
+    assert default.forward._static_inputs is None  # never looked up
+    module = schedc.load(path, static_inputs=True)
     for _ in range(2):
         value = torch.randn(x.shape)
         np.testing.assert_allclose(module.forward(value).numpy(), reference(model, value), rtol=1e-5, atol=1e-5)
