@@ -181,42 +181,87 @@ def _gap_before(cand: Candidate, step: int) -> int | None:
     return None
 
 
-def live_matrix(problem: RematProblem, copies: list[Copy]) -> tuple[np.ndarray, np.ndarray]:
-    """Live bytes at each step as `base + effect @ chosen` (chosen: 0/1 per copy)."""
+@dataclass(frozen=True)
+class Effects:
+    """What each decision (a column) adds to the live bytes at each step: `span` bytes on the
+    steps [lo, hi) and `point` bytes on step `at`. Kept as intervals, not as a steps x columns
+    matrix, so that large functions stay small in memory."""
+
+    steps: int
+    lo: np.ndarray
+    hi: np.ndarray
+    span: np.ndarray
+    at: np.ndarray
+    point: np.ndarray
+
+    @staticmethod
+    def of(steps: int, columns: list[tuple[int, int, float, int, float]]) -> "Effects":
+        lo, hi, span, at, point = (np.array(values, dtype=dtype) for values, dtype in zip(
+            zip(*columns) if columns else ((),) * 5, (np.int64, np.int64, np.float64, np.int64, np.float64)))
+        return Effects(steps, lo, hi, span, at, point)
+
+    def __len__(self) -> int:
+        return len(self.lo)
+
+    def total(self, columns) -> np.ndarray:
+        """The summed effect of `columns` at every step."""
+        columns = np.asarray(list(columns), dtype=np.int64)
+        change = np.zeros(self.steps + 1)
+        np.add.at(change, self.lo[columns], self.span[columns])
+        np.add.at(change, self.hi[columns], -self.span[columns])
+        result = np.cumsum(change)[:-1]
+        np.add.at(result, self.at[columns], self.point[columns])
+        return result
+
+    def matrix(self):
+        """The steps x columns matrix, sparse (for the integer program)."""
+        from scipy.sparse import coo_matrix
+
+        lengths = np.maximum(self.hi - self.lo, 0)
+        columns = np.repeat(np.arange(len(self)), lengths)
+        starts = np.repeat(self.lo - np.cumsum(np.r_[0, lengths[:-1]]), lengths)
+        rows = starts + np.arange(lengths.sum())
+        values = np.repeat(self.span, lengths)
+        rows, columns = np.r_[rows, self.at], np.r_[columns, np.arange(len(self))]
+        return coo_matrix((np.r_[values, self.point], (rows, columns)), shape=(self.steps, len(self))).tocsr()
+
+
+def live_effects(problem: RematProblem, copies: list[Copy]) -> tuple[np.ndarray, Effects]:
+    """Live bytes at each step without copies, and what each copy changes: its buffer is free
+    in its gap, and its recipe's other results are alive at its read."""
     base = np.array(problem.fixed_live, dtype=np.float64)
-    effect = np.zeros((problem.steps, len(copies)))
     for cand in problem.candidates:
         base[cand.born:cand.reads[-1] + 1] += cand.size
-    for k, copy in enumerate(copies):
+    columns = []
+    for copy in copies:
         cand = problem.candidates[copy.candidate]
-        before, at = _gap_start(cand, copy.read), cand.reads[copy.read]
-        effect[before + 1:at, k] -= cand.size
-        effect[at, k] += cand.recipes[copy.recipe].extra_bytes
-    return base, effect
+        at = cand.reads[copy.read]
+        columns.append((_gap_start(cand, copy.read) + 1, at, -cand.size, at, cand.recipes[copy.recipe].extra_bytes))
+    return base, Effects.of(problem.steps, columns)
 
 
-def share_matrix(problem: RematProblem, copies: list[Copy], shared: list[Share]) -> np.ndarray:
+def share_effects(problem: RematProblem, copies: list[Copy], shared: list[Share]) -> Effects:
     """What each share adds to the live bytes: the taker's buffer alive from the giver's step
     to the taker's read, and none of the taker's own extra bytes."""
-    effect = np.zeros((problem.steps, len(shared)))
-    for k, share in enumerate(shared):
+    columns = []
+    for share in shared:
         giver, taker = copies[share.giver], copies[share.taker]
         cand = problem.candidates[taker.candidate]
         start, at = problem.candidates[giver.candidate].reads[giver.read], cand.reads[taker.read]
-        effect[start + 1:at, k] += cand.size
-        effect[at, k] -= cand.recipes[taker.recipe].extra_bytes
-    return effect
+        columns.append((start + 1, at, cand.size, at, -cand.recipes[taker.recipe].extra_bytes))
+    return Effects.of(problem.steps, columns)
 
 
 def evaluate(problem: RematProblem, chosen: list[Copy], shared: list[tuple[Copy, Copy]] = ()) -> int:
     """The peak of live bytes with the copies in `chosen` (and the (giver, taker) pairs in
     `shared`), under the model."""
-    base, effect = live_matrix(problem, chosen)
-    live = base + effect.sum(axis=1) if chosen else base
+    base, effects = live_effects(problem, chosen)
+    live = base + effects.total(range(len(chosen)))
     if shared:
         index = {c: k for k, c in enumerate(chosen)}
-        live = live + share_matrix(problem, chosen, [Share(index[g], index[t]) for g, t in shared]).sum(axis=1)
-    return int(live.max()) if len(live) else 0
+        pairs = [Share(index[g], index[t]) for g, t in shared]
+        live = live + share_effects(problem, chosen, pairs).total(range(len(pairs)))
+    return int(round(live.max())) if len(live) else 0
 
 
 # -- deciding --------------------------------------------------------------------------------
@@ -226,25 +271,25 @@ def plan_remat(problem: RematProblem, budget_bytes: int, limits: RematLimits = R
     """The copies with the least time whose peak fits `budget_bytes`; where none fits, those
     with the lowest peak reachable (then the least time at that peak)."""
     copies, conflicts = decisions(problem)
-    base, effect = live_matrix(problem, copies)
+    base, effects = live_effects(problem, copies)
     original = int(base.max()) if len(base) else 0
     if original <= budget_bytes or not copies:
-        return _plan(problem, [], [], [], [], base, effect, original, budget_bytes, "none")
+        return _plan(problem, [], [], [], [], base, effects, original, budget_bytes, "none")
     shared = shares(problem, copies)
     chosen, used, method = None, [], "greedy"
     if len(copies) + len(shared) <= limits.exact_limit:
-        chosen, used, method = _exact(problem, copies, conflicts, shared, base, effect, budget_bytes, limits)
+        chosen, used, method = _exact(problem, copies, conflicts, shared, base, effects, budget_bytes, limits)
     if chosen is None:
-        chosen, used, method = _greedy(problem, copies, conflicts, base, effect, budget_bytes, limits.objective), [], "greedy"
-    return _plan(problem, copies, chosen, shared, used, base, effect, original, budget_bytes, method)
+        chosen, used, method = _greedy(problem, copies, conflicts, base, effects, budget_bytes, limits.objective), [], "greedy"
+    return _plan(problem, copies, chosen, shared, used, base, effects, original, budget_bytes, method)
 
 
-def _plan(problem, copies, chosen, shared, used, base, effect, original, budget, method) -> RematPlan:
+def _plan(problem, copies, chosen, shared, used, base, effects, original, budget, method) -> RematPlan:
     picked = [copies[k] for k in sorted(chosen)]
-    live = base + (effect[:, sorted(chosen)].sum(axis=1) if chosen else 0)
+    live = base + effects.total(sorted(chosen))
     pairs = [shared[k] for k in used]
     if pairs:
-        live = live + share_matrix(problem, copies, pairs).sum(axis=1)
+        live = live + share_effects(problem, copies, pairs).total(range(len(pairs)))
     peak = int(round(live.max())) if len(live) else 0
     takers = {s.taker for s in pairs}
     recipes = [problem.candidates[copies[k].candidate].recipes[copies[k].recipe] for k in sorted(chosen) if k not in takers]
@@ -271,17 +316,20 @@ def _costs(problem: RematProblem, copies: list[Copy], objective: str = "time") -
     return np.array([cost(problem.candidates[c.candidate].recipes[c.recipe]) + 1e-9 for c in copies])
 
 
-def _exact(problem, copies, conflicts, shared, base, effect, budget, limits):
+def _exact(problem, copies, conflicts, shared, base, effects, budget, limits):
     """The least time within the budget; where no plan fits it, the lowest peak first, then
     the least time at that peak. Columns: one 0/1 per copy, one per share (a share needs its
     giver and its taker; a taker has one giver at most and gives to none). None when HiGHS
     stops at its node limit without a plan."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
+    from scipy.sparse import csr_matrix, hstack
+
     n, m = len(copies), len(shared)
-    effect = np.hstack([effect, share_matrix(problem, copies, shared)])
-    rows = [t for t in range(effect.shape[0]) if effect[t].any()]
-    untouched_peak = max((base[t] for t in set(range(len(base))) - set(rows)), default=0.0)
+    effect = hstack([effects.matrix(), share_effects(problem, copies, shared).matrix()]).tocsr()
+    effect.eliminate_zeros()
+    rows = np.unique(effect.nonzero()[0])
+    untouched_peak = max((base[t] for t in set(range(len(base))) - set(rows.tolist())), default=0.0)
     logic = []  # rows of (coefficients over the n + m columns, upper bound)
     for a, b in conflicts:
         logic.append(({a: 1, b: 1}, 1))
@@ -295,17 +343,16 @@ def _exact(problem, copies, conflicts, shared, base, effect, budget, limits):
     for k, share in enumerate(shared):
         if share.giver in taken:
             logic.append(({n + k: 1, **{c: 1 for c in taken[share.giver]}}, 1))
-    matrix = np.zeros((len(logic), n + m))
-    for r, (coefficients, _) in enumerate(logic):
-        for column, value in coefficients.items():
-            matrix[r, column] = value
+    entries = [(r, column, value) for r, (coefficients, _) in enumerate(logic) for column, value in coefficients.items()]
+    rows_, columns_, values_ = zip(*entries) if entries else ((), (), ())
+    matrix = csr_matrix((values_, (rows_, columns_)), shape=(len(logic), n + m))
     upper_logic = np.array([bound for _, bound in logic], dtype=float)
     options = {"node_limit": limits.max_nodes, "presolve": True}
 
     def solve(cost, live_rows, bound, extra_columns=0):
         constraints = [LinearConstraint(live_rows, -np.inf, bound)]
         if logic:
-            constraints.append(LinearConstraint(np.hstack([matrix, np.zeros((len(logic), extra_columns))]), -np.inf, upper_logic))
+            constraints.append(LinearConstraint(hstack([csr_matrix(matrix), csr_matrix((len(logic), extra_columns))]).tocsr(), -np.inf, upper_logic))
         integrality = np.r_[np.ones(n + m), np.zeros(extra_columns)]
         upper = np.r_[np.ones(n + m), np.full(extra_columns, np.inf)]
         return milp(cost, constraints=constraints, integrality=integrality, bounds=Bounds(0, upper), options=options)
@@ -326,17 +373,18 @@ def _exact(problem, copies, conflicts, shared, base, effect, budget, limits):
     chosen, used = least_time(budget)
     if chosen is None and not limited:  # infeasible: find the lowest peak (one more column)
         cost = np.r_[np.zeros(n + m), 1.0]
-        result = solve(cost, np.hstack([effect[rows], -np.ones((len(rows), 1))]), -base[rows], extra_columns=1)
+        result = solve(cost, hstack([effect[rows], csr_matrix(-np.ones((len(rows), 1)))]).tocsr(), -base[rows], extra_columns=1)
         limited |= result.status == 1
         if result.x is not None:
             chosen, used = least_time(max(int(np.ceil(result.fun - 1e-6)), int(untouched_peak)))
     return chosen, used, "exact-limited" if limited else "exact"
 
 
-def _greedy(problem, copies, conflicts, base, effect, budget, objective="time") -> list[int]:
+def _greedy(problem, copies, conflicts, base, effects, budget, objective="time") -> list[int]:
     """Adds, one at a time, the copy that lowers the peak most per second of recompute time
     (or, where no single copy lowers it, that frees the most bytes at the peak's steps without
-    raising it), until the peak fits or no copy helps. One pass per copy at most."""
+    raising it), until the peak fits or no copy helps. One pass per copy at most; each pass
+    reads every copy's interval against prefix and range maxima of the live bytes."""
     costs = _costs(problem, copies, objective)
     excluded_by: dict[int, list[int]] = {}
     for a, b in conflicts:
@@ -345,15 +393,17 @@ def _greedy(problem, copies, conflicts, base, effect, budget, objective="time") 
     live = base.copy()
     available = np.ones(len(copies), dtype=bool)
     chosen: list[int] = []
+    lo, hi, span, at, point = effects.lo, effects.hi, effects.span, effects.at, effects.point
     while available.any() and live.max() > budget:
         peak = live.max()
         at_peak = live >= peak - 0.5
-        freed_at_peak = -effect[at_peak].sum(axis=0)
-        # Only a copy that frees bytes at a step of the peak can lower it.
+        peak_count = np.r_[0, np.cumsum(at_peak)]
+        # Bytes each copy frees at the peak's steps (span is negative: bytes freed).
+        freed_at_peak = -span * (peak_count[hi] - peak_count[np.minimum(lo, hi)]) - point * at_peak[at]
         relevant = np.flatnonzero(available & (freed_at_peak > 0))
         if not len(relevant):
             break
-        new_peak = (live[:, None] + effect[:, relevant]).max(axis=0)
+        new_peak = _peaks_after(live, lo[relevant], hi[relevant], span[relevant], at[relevant], point[relevant])
         lowered = np.maximum(peak - new_peak, 0)
         helps = new_peak <= peak
         if not helps.any():
@@ -362,11 +412,42 @@ def _greedy(problem, copies, conflicts, base, effect, budget, objective="time") 
         score = np.where(helps, (lowered * (1 + freed.max()) + freed) / costs[relevant], -np.inf)
         best = int(relevant[np.argmax(score)])
         chosen.append(best)
-        live = live + effect[:, best]
+        live = live + effects.total([best])
         available[best] = False
         for other in excluded_by.get(best, ()):
             available[other] = False
     return chosen
+
+
+def _peaks_after(live, lo, hi, span, at, point) -> np.ndarray:
+    """The peak of `live` after each column's change alone (the span [lo, hi) ends where the
+    point `at` is: hi == at for copies)."""
+    steps = len(live)
+    before = np.r_[-np.inf, np.maximum.accumulate(live)]  # before[i] = max(live[:i])
+    after = np.r_[np.maximum.accumulate(live[::-1])[::-1], -np.inf]  # after[i] = max(live[i:])
+    inside = _range_max(live, lo, hi) + span
+    outside = np.maximum(before[np.minimum(lo, at)], after[np.minimum(at + 1, steps)])
+    return np.maximum.reduce([outside, inside, live[at] + point])
+
+
+def _range_max(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """max(values[lo:hi]) for each pair (-inf where empty), from a sparse table."""
+    table = [values]
+    width = 1
+    while 2 * width <= len(values):
+        previous = table[-1]
+        table.append(np.maximum(previous[:-width], previous[width:]))
+        width *= 2
+    length = hi - lo
+    result = np.full(len(lo), -np.inf)
+    ok = length > 0
+    level = np.zeros(len(lo), dtype=np.int64)
+    level[ok] = np.floor(np.log2(length[ok])).astype(np.int64)
+    for k in np.unique(level[ok]):
+        pick = ok & (level == k)
+        row = table[k]
+        result[pick] = np.maximum(row[lo[pick]], row[hi[pick] - (1 << k)])
+    return result
 
 
 # -- budgets ---------------------------------------------------------------------------------

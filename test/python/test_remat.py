@@ -166,3 +166,30 @@ def test_one_run_serves_two_buffers_of_the_same_kernel():
     assert plan.shares == ((Copy(0, 1, 0), Copy(1, 1, 0)),)
     assert plan.seconds == pytest.approx(1e-5) and plan.kernels == 1
     assert plan.peak_bytes == 200 == evaluate(problem, list(plan.copies), list(plan.shares))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 100), min_size=1, max_size=30), st.data())
+def test_interval_effects_match_their_dense_matrix(live, data):
+    from schedc.remat import Effects, _peaks_after
+
+    steps = len(live)
+    columns = []
+    for _ in range(data.draw(st.integers(1, 6))):
+        at = data.draw(st.integers(0, steps - 1))
+        lo = data.draw(st.integers(0, at))
+        columns.append((lo, at, data.draw(st.integers(-50, 50)), at, data.draw(st.integers(-50, 50))))
+    effects = Effects.of(steps, columns)
+    dense = effects.matrix().toarray()
+    for k, (lo, hi, span, at, point) in enumerate(columns):
+        expected = [0.0] * steps
+        for t in range(lo, hi):
+            expected[t] += span
+        expected[at] += point
+        assert list(dense[:, k]) == expected
+        assert list(effects.total([k])) == expected
+    values = [float(v) for v in live]
+    import numpy as np
+
+    peaks = _peaks_after(np.array(values), effects.lo, effects.hi, effects.span, effects.at, effects.point)
+    assert list(peaks) == [max(v + d for v, d in zip(values, dense[:, k])) for k in range(len(columns))]
