@@ -68,12 +68,14 @@ def pareto(text: str) -> tuple[int, list[dict]]:
 
 
 def row(budget: str, entry: dict, remat: dict | None) -> dict:
+    from schedc.report import remat_flops_share
+
     order = entry["memory-order"]
     return {
         "budget": budget,
         "estimate": remat["peak_bytes_after"] if remat else order["peak_bytes"],
         "transient": entry["iree_transient_bytes"]["with_schedc"],
-        "flops": remat["extra_flops"] / remat["function_flops"] if remat else 0.0,
+        "flops": remat_flops_share(remat) if remat else 0.0,
         "seconds": remat["extra_seconds"] if remat else 0.0,
         "copies": remat["copies"] if remat else 0,
         "kernels": remat["kernels_recomputed"] if remat else 0,

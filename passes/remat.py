@@ -25,7 +25,7 @@ recomputation (`0.6`, `60%`); `exact-limit` and `max-nodes` bound the exact sear
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from iree.compiler import ir
 
@@ -155,7 +155,7 @@ def build_problem(func, graph: KernelGraph, buffer_of: dict, bodies, peaks, dept
             recipes.append(_recipe(ops_, unit.values, graph, buffer_of, costs_of, op_step))
             recipe_ops.append(ops_)
         candidates.append(Candidate(buffer_id, graph.buffers[buffer_id].size, spans[buffer_id][0], made, tuple(reads), tuple(recipes)))
-        chosen[buffer_id] = Unit(unit.ops, unit.values, unit.readers, tuple(recipe_ops))
+        chosen[buffer_id] = replace(unit, recipes=tuple(recipe_ops))
     fixed = [0] * len(order)
     for buffer_id, (first, last) in spans.items():
         if buffer_id not in chosen:

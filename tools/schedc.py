@@ -280,7 +280,7 @@ def cmd_import(args) -> int:
     from schedc.frontend import import_torch, load_factory
     from schedc.irio import write_atomically
 
-    from schedc.frontend import convert_precision
+    from schedc.frontend import convert_precision, convert_tensors
 
     if args.train:
         if args.dynamic_batch:
@@ -288,7 +288,7 @@ def cmd_import(args) -> int:
         model, example, targets, loss = load_factory(args.factory, train=True)
         if args.dtype:
             model, example = convert_precision(model, example, args.dtype)
-            targets = convert_precision(model, targets, args.dtype)[1]
+            targets = convert_tensors(targets, args.dtype)
         write_atomically(args.output, import_torch(model, *example, train=True, targets=targets, loss=loss))
         # The step's arguments in order: parameters, buffers, inputs, targets.
         example = [*(p.detach() for p in model.parameters()), *model.buffers(), *example, *targets]

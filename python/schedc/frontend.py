@@ -52,7 +52,7 @@ def import_torch(model, *example_args, func_name: str | None = None, dtype: str 
             raise SchedcError("training steps take static shapes: dynamic_batch is for inference")
         targets = targets if isinstance(targets, (tuple, list)) else (targets,)
         if dtype is not None:
-            targets = convert_precision(torch.nn.Identity(), targets, dtype)[1]
+            targets = convert_tensors(targets, dtype)
         return import_train_step(model, tuple(example_args), tuple(targets), loss, func_name or "train_step")[0]
     func_name = func_name or "forward"
     model = model.eval()
@@ -80,14 +80,24 @@ def convert_precision(model, example_args, dtype: str):
     """A copy of `model` and of its floating-point inputs in `dtype` (f32, f16 or bf16)."""
     import copy
 
+    return copy.deepcopy(model).to(_torch_dtype(dtype)), convert_tensors(example_args, dtype)
+
+
+def convert_tensors(values, dtype: str) -> tuple:
+    """`values` with each floating-point tensor converted to `dtype`; the rest as they are."""
+    import torch
+
+    torch_dtype = _torch_dtype(dtype)
+    return tuple(v.to(torch_dtype) if isinstance(v, torch.Tensor) and v.is_floating_point() else v for v in values)
+
+
+def _torch_dtype(dtype: str):
     import torch
 
     types = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
     if dtype not in types:
         raise SchedcError(f"unknown dtype '{dtype}'; valid: {', '.join(DTYPES)}")
-    converted = copy.deepcopy(model).to(types[dtype])
-    args = tuple(a.to(types[dtype]) if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in example_args)
-    return converted, args
+    return types[dtype]
 
 
 def _dynamic_batch(example_args):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from html import escape
 
+from .report import remat_flops_share
 from .report_charts import (
     IREE_COLOUR,
     SCHEDC_COLOUR,
@@ -67,7 +68,7 @@ def summary_rows(entry: dict) -> list[tuple[str, str, object]]:
         ]
     remat = entry.get("remat")
     if remat:
-        share = remat["extra_flops"] / remat["function_flops"] if remat.get("function_flops") else 0.0
+        share = remat_flops_share(remat)
         rows += [
             ("remat.budget_bytes", "remat budget (B)", remat["budget_bytes"]),
             ("remat.peak_bytes_before", "estimated peak before remat (B)", remat["peak_bytes_before"]),

@@ -196,9 +196,10 @@ class Effects:
 
     @staticmethod
     def of(steps: int, columns: list[tuple[int, int, float, int, float]]) -> "Effects":
-        lo, hi, span, at, point = (np.array(values, dtype=dtype) for values, dtype in zip(
-            zip(*columns) if columns else ((),) * 5, (np.int64, np.int64, np.float64, np.int64, np.float64)))
-        return Effects(steps, lo, hi, span, at, point)
+        """From (lo, hi, span, at, point) per column."""
+        lo, hi, span, at, point = ([c[i] for c in columns] for i in range(5))
+        integers = np.int64
+        return Effects(steps, np.array(lo, integers), np.array(hi, integers), np.array(span, float), np.array(at, integers), np.array(point, float))
 
     def __len__(self) -> int:
         return len(self.lo)

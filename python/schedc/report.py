@@ -141,9 +141,14 @@ def summary_lines(report: dict) -> list[str]:
     return lines
 
 
+def remat_flops_share(remat: dict) -> float:
+    """The FLOPs remat added to a function, over the function's FLOPs."""
+    return remat["extra_flops"] / remat["function_flops"] if remat.get("function_flops") else 0.0
+
+
 def remat_line(remat: dict) -> str:
     """What remat did to one function, in a line."""
-    share = remat["extra_flops"] / remat["function_flops"] if remat.get("function_flops") else 0.0
+    share = remat_flops_share(remat)
     reached = "" if remat["feasible"] else ", not reachable"
     return (
         f"remat {remat['copies']} copies ({remat['kernels_recomputed']} kernels, +{share:.1%} FLOPs, "
