@@ -149,11 +149,11 @@ def run_one(folder: Path, execution: str, key: str, numpy: bool = True) -> None:
     x_gpu = torch.from_numpy(x).cuda()
     with torch.no_grad():
         expected = model(x_gpu).cpu().numpy()
-    module = schedc.load(folder / f"{key}.vmfb", device="cuda", execution=execution, static_inputs=True)
+    module = schedc.load(folder / f"{key}.vmfb", device="cuda", execution=execution)
     x_device = rt.asdevicearray(module.device, x)
     scale = max(float(np.abs(expected).max()), 1e-30)
     row = {"execution": execution}
-    try:  # IREE's own host-to-device upload; in graph mode it failed (cuGraphAddMemcpyNode), see --no-numpy
+    try:  # numpy in and out (through the runtime's pinned host buffers on a replayed module)
         if not numpy:
             raise schedc.SchedcError("not measured (--no-numpy)")
         row["numpy_ms"] = median_ms(lambda: module.forward(x), REPEATS, WARMUP)

@@ -168,3 +168,77 @@ def _to_host(value, copy: bool = False):
         return value
     host = value.to_host()
     return np.array(host) if copy else host
+
+
+class HostStaging:
+    """Host buffers that a replayed module's numpy arguments and results pass through.
+
+    IREE's own numpy path registers each call's numpy memory with the driver and lets the
+    device copy from it (`allocate_buffer_copy`, `DeviceArray.to_host`). On CUDA in graph
+    mode that copy is a graph memcpy node, and the replay bench failed in it now and then
+    (CUDA_ERROR_LAUNCH_FAILED, H200, 2026-11-30). Here each argument and result slot gets
+    one buffer allocated by IREE in pinned host memory, once: an argument is written into it
+    on the host and the module's own input copy reads it; a result is copied into it by a
+    queue copy and read on the host. The next call reuses the buffers, so a call must be
+    done (or waited for) before the next one writes them: a replayed module's calls are."""
+
+    def __init__(self, device):
+        self._device = device
+        self._slots: dict[tuple[str, int], tuple] = {}  # (kind, slot) -> (bytes, buffer, mapped memory)
+        self._semaphore, self._value = None, 0
+
+    def upload(self, arrays) -> list:
+        """Buffer views of pinned copies of the arrays (C-contiguous numpy arrays)."""
+        import iree.runtime as rt
+        from iree.runtime.array_interop import map_dtype_to_element_type
+
+        views = []
+        for i, array in enumerate(arrays):
+            element_type = map_dtype_to_element_type(array.dtype)
+            if element_type is None:
+                raise SchedcError(f"argument {i}: IREE has no element type for numpy's {array.dtype}")
+            buffer, mapped = self._slot("in", i, array.nbytes)
+            if array.nbytes:
+                np.copyto(mapped.asarray(array.shape, array.dtype), array)
+            views.append(rt.HalBufferView(buffer, list(array.shape), element_type))
+        return views
+
+    def download(self, results) -> list:
+        """numpy copies of the results (buffer views; other values as they are)."""
+        import iree.runtime as rt
+
+        pending = []
+        for i, view in enumerate(results):
+            if not _is_buffer_view(view):
+                continue
+            source = view.get_buffer()
+            buffer, mapped = self._slot("out", i, source.byte_length())
+            if source.byte_length():
+                if self._semaphore is None:
+                    self._semaphore = self._device.create_semaphore(0)
+                wait = rt.HalFence.create_at(self._semaphore, self._value)
+                self._value += 1
+                self._device.queue_copy(source, buffer, wait, rt.HalFence.create_at(self._semaphore, self._value))
+            pending.append((i, view, mapped))
+        if self._semaphore is not None:
+            rt.HalFence.create_at(self._semaphore, self._value).wait()
+        host = list(results)
+        for i, view, mapped in pending:
+            dtype = rt.HalElementType.map_to_dtype(view.element_type)
+            host[i] = np.array(mapped.asarray(list(view.shape), dtype)) if view.byte_length else np.zeros(view.shape, dtype)
+        return host
+
+    def _slot(self, kind: str, index: int, nbytes: int) -> tuple:
+        """The slot's pinned buffer and its mapping, (re)allocated when the size changes."""
+        import iree.runtime as rt
+
+        entry = self._slots.get((kind, index))
+        if entry is None or entry[0] != nbytes:
+            buffer = self._device.allocator.allocate_buffer(
+                memory_type=int(rt.MemoryType.HOST_LOCAL) | int(rt.MemoryType.DEVICE_VISIBLE),
+                allowed_usage=int(rt.BufferUsage.TRANSFER) | int(rt.BufferUsage.MAPPING) | int(rt.BufferUsage.DISPATCH_STORAGE),
+                allocation_size=max(nbytes, 1),
+            )
+            entry = (nbytes, buffer, buffer.map())
+            self._slots[(kind, index)] = entry
+        return entry[1], entry[2]

@@ -12,6 +12,7 @@ from .interop import (  # noqa: F401  (_DLPACK_CPU, copy_into_torch: the tests r
     _as_results,
     _device_array,
     _dlpack_device,
+    HostStaging,
     _export_tensor,
     _exported_view,
     _first_line,
@@ -129,6 +130,7 @@ class Function:
         # A replayed function's static input buffers: (views, torch tensors over them), or
         # False where it has none to offer; None until the first torch call looks.
         self._static_inputs = None
+        self._staging: HostStaging | None = None  # a replayed function's numpy calls' host buffers
 
     def __call__(self, *args, copy: bool = False):
         module = self._module
@@ -144,6 +146,10 @@ class Function:
             results = self._invoke_views([a._buffer_view for a in args])
             return _packed([_device_array(module.device, r) if _is_buffer_view(r) else r for r in results])
         inputs = _host_arguments(self.name, args)
+        if module.replayed and inputs and all(isinstance(a, np.ndarray) for a in inputs):
+            staging = self._host_staging()
+            host = staging.download(self._invoke_views(staging.upload(inputs)))
+            return _as_results(host, any(_is_torch(a) for a in args), len(host) == 1)
         try:
             results = self._bound_invoker()(*inputs)
         except (RuntimeError, ValueError, TypeError) as e:
@@ -152,6 +158,12 @@ class Function:
         outputs = [results] if single else list(results)
         host = [_to_host(o, copy=copy or module.replayed) for o in outputs]
         return _as_results(host, any(_is_torch(a) for a in args), single)
+
+    def _host_staging(self) -> HostStaging:
+        """The pinned host buffers of a replayed function's numpy calls (see HostStaging)."""
+        if self._staging is None:
+            self._staging = HostStaging(self._module.device)
+        return self._staging
 
     def _bound_invoker(self):
         if self._invoker is None:
@@ -295,11 +307,15 @@ class Function:
         device = module._config.device
         inputs = []
         arguments = rt.VmVariantList(len(args) + 2)
-        for value in _host_arguments(async_name, args):
+        values = _host_arguments(async_name, args)
+        staging = self._host_staging() if module.replayed and all(isinstance(v, np.ndarray) for v in values) else None
+        for value in staging.upload(values) if staging else values:
             if isinstance(value, (bool, int, np.integer)):  # scalars go by value, as in a plain call
                 arguments.push_int(int(value))
             elif isinstance(value, (float, np.floating)):
                 arguments.push_float(float(value))
+            elif _is_buffer_view(value):  # staged: the next call waits for this one (see below)
+                arguments.push_ref(value)
             else:
                 array = rt.asdevicearray(device, value)
                 inputs.append(array)
@@ -313,7 +329,7 @@ class Function:
             module._context.vm_context.invoke(vm_function, arguments, results)
         except (RuntimeError, ValueError) as e:
             raise SchedcError(f"calling {async_name} failed: {_first_line(e)}") from None
-        pending = PendingCall(device, done, results, inputs, any(_is_torch(a) for a in args))
+        pending = PendingCall(device, done, results, inputs, any(_is_torch(a) for a in args), staging=staging)
         if module.replayed:
             module._pending = pending
         return pending
@@ -374,11 +390,12 @@ def _pad_rows(value, rows: int):
 class PendingCall:
     """A queued call: `wait()` blocks until the device is done and returns its results."""
 
-    def __init__(self, device, fence, results, inputs, torch_out: bool, future=None):
+    def __init__(self, device, fence, results, inputs, torch_out: bool, future=None, staging: HostStaging | None = None):
         self._device, self._fence, self._results = device, fence, results
         self._inputs = inputs  # keeps the device copies of the inputs alive until done
         self._torch = torch_out
         self._future = future
+        self._staging = staging  # a replayed function's host buffers: results are read through them
         self._outputs = None
 
     @classmethod
@@ -403,17 +420,18 @@ class PendingCall:
             return self._future.result()
         if self._outputs is None:
             self._fence.wait()
-            self._outputs = [
-                np.array(rt.DeviceArray(self._device, self._results.get_as_object(i, rt.HalBufferView)).to_host())
-                for i in range(self._results.size)
-            ]
+            views = [self._results.get_as_object(i, rt.HalBufferView) for i in range(self._results.size)]
+            if self._staging is not None:
+                self._outputs = self._staging.download(views)
+            else:
+                self._outputs = [np.array(rt.DeviceArray(self._device, view).to_host()) for view in views]
         return _as_results(self._outputs, self._torch, len(self._outputs) == 1)
 
 
 class Module:
     """A compiled .vmfb loaded on one device; its exported functions are attributes."""
 
-    def __init__(self, path: str, device: str, execution: str | None = None, static_inputs: bool = False):
+    def __init__(self, path: str, device: str, execution: str | None = None, static_inputs: bool = True):
         import iree.runtime as rt
 
         if not Path(path).is_file():
@@ -507,19 +525,19 @@ class Module:
         return self.functions[name]
 
 
-def load(path: str, device: str = "local-task", execution: str | None = None, static_inputs: bool = False) -> Module:
+def load(path: str, device: str = "local-task", execution: str | None = None, static_inputs: bool = True) -> Module:
     """Loads a compiled module on `device` (local-task, local-sync, cuda, hip or vulkan).
 
     `execution` ("streams" or "graphs", for cuda and hip) chooses how IREE replays command
     buffers: on the device's one stream, or as graphs whose concurrent waves run as parallel
     branches. By default, the mode the module was compiled for.
 
-    `static_inputs` (experimental, off by default): torch tensors are copied by torch, on its
-    stream, into a replayed module's static input buffers, and the module skips its own copy
-    (an IREE queue operation that the replay waits for on the host). Measured on an H200 it
-    brings a torch call from 1.16-1.22x to 0.90-1.02x of a call on device arrays; but the replay
-    bench, which mixes numpy, device-array, torch and in-place calls in one process, ended in
-    a CUDA launch failure on one module in graph mode with it on (not yet explained)."""
+    `static_inputs` (on by default; it matters for replayed modules called with torch
+    tensors): torch copies the inputs, on its stream, into the module's static input buffers,
+    and the module skips its own copy (on CUDA an IREE queue operation that the replay waits
+    for on the host). Off, the module imports each tensor through DLPack and copies it itself.
+    Measured on an H200 (bench/replay.py): a torch call takes 0.94-1.10x the time of a call
+    on device arrays with it, 1.16-1.22x without."""
     return Module(str(path), device, execution, static_inputs)
 
 

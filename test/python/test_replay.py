@@ -53,6 +53,22 @@ def test_replays_give_fresh_results_for_changing_inputs(replayed_mlp):
     assert not np.allclose(results[0], results[1])
 
 
+def test_numpy_calls_go_through_one_pinned_host_buffer_per_slot(replayed_mlp):
+    # IREE's own numpy path lets the device read the caller's registered memory, which
+    # failed in CUDA graph mode; a replay's numpy calls use host buffers of its own, reused.
+    model, (x,), path = replayed_mlp
+    module = schedc.load(path)
+    first = np.ones_like(x)
+    result = module.forward(first)
+    buffers = {slot: entry[1] for slot, entry in module.forward._staging._slots.items()}
+    assert sorted(buffers) == [("in", 0), ("out", 0)]
+    first[...] = 2.0  # the caller's array is read at the call, not later
+    again = module.forward(x)
+    assert all(module.forward._staging._slots[slot][1] is buffer for slot, buffer in buffers.items())
+    np.testing.assert_allclose(result, reference(model, np.ones_like(x)), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(again, reference(model, x), rtol=1e-5, atol=1e-5)
+
+
 def test_torch_results_are_static_until_copied(replayed_mlp):
     model, (x,), path = replayed_mlp
     module = schedc.load(path)
@@ -195,15 +211,15 @@ def test_replayed_results_alias_the_same_static_memory_each_call(replayed_mlp):
 
 
 def test_torch_inputs_are_written_into_the_static_input_buffers(replayed_mlp):
-    """A replayed module offers its static input buffers; with static_inputs=True the runtime
-    writes torch inputs there itself, so the module's own copy is skipped, and results follow
-    each input. By default it imports them and the module copies."""
+    """A replayed module offers its static input buffers; by default the runtime writes torch
+    inputs there itself, so the module's own copy is skipped, and results follow each input.
+    With static_inputs=False it imports them and the module copies."""
     model, (x,), path = replayed_mlp
-    default = schedc.load(path)
+    importing = schedc.load(path, static_inputs=False)
     value = torch.randn(x.shape)
-    np.testing.assert_allclose(default.forward(value).numpy(), reference(model, value), rtol=1e-5, atol=1e-5)
-    assert default.forward._static_inputs is None  # never looked up
-    module = schedc.load(path, static_inputs=True)
+    np.testing.assert_allclose(importing.forward(value).numpy(), reference(model, value), rtol=1e-5, atol=1e-5)
+    assert importing.forward._static_inputs is None  # never looked up
+    module = schedc.load(path)
     for _ in range(2):
         value = torch.randn(x.shape)
         np.testing.assert_allclose(module.forward(value).numpy(), reference(model, value), rtol=1e-5, atol=1e-5)
