@@ -8,7 +8,10 @@
     python bench/replay.py table build/replay            # the table
 
 Kernel times are read from files `ncu.<execution>.<key>,<key>,....csv`: Nsight Compute's CSV of
-the `kernels` step for those modules (all of the execution mode's modules without --key).
+the `kernels` step for those modules (all of the execution mode's modules without --key). Profile
+the replayed modules one --key per process, as above: under Nsight Compute a process that
+loaded several replayed modules in turn ended in "double free or corruption" in IREE's
+teardown (H200, 2026-11-30).
 
 Models (bench/models.py, batch 1): inception, randwire (branchy), transformer. Variants:
 `iree-default` (IREE alone, stream execution: its default path), `replay-serial` (schedc's
