@@ -1,5 +1,6 @@
 """What recomputation costs in time on a CUDA GPU: the bench training steps with and without
-remat, timed on the device.
+remat, and the RandWire and DARTS inference nets with and without split fusions, timed on the
+device.
 
     python bench/remat_gpu.py prepare DIR     # here: compile for cuda (sm_80), save the arguments
     python3 bench/remat_gpu.py run DIR        # GPU machine (iree-base-runtime, torch with CUDA)
@@ -9,8 +10,11 @@ arena-plan (`default`) and with remat at budgets 0.8 and 0.6 between them (each 
 report, which holds the transient bytes, copies and extra FLOPs). `run`: each module's
 `train_step` on device-resident arguments, median of 200 calls after 20 (each call waits for
 its last gradient), the largest relative difference of every result from the default module's,
-and PyTorch eager's forward+backward on the same GPU for reference. Prints a line per module
-and writes DIR/train_gpu.json (or $OUT/train_gpu.json when OUT is set).
+and PyTorch eager's forward+backward on the same GPU for reference. The inference nets
+(bench/models.py's randwire and darts, batch 1) are compiled with the default pipeline
+(`default`), with `remat{split-fusions=true}` (`split`) and with it at the lowest reachable
+budget (`split-lowest`), and timed the same way on `forward`. Prints a line per module and
+writes DIR/train_gpu.json (or $OUT/train_gpu.json when OUT is set).
 """
 
 from __future__ import annotations
@@ -32,6 +36,12 @@ VARIANTS = {
     "remat0.8": "memory-order,remat{memory-budget=0.8},arena-plan",
     "remat0.6": "memory-order,remat{memory-budget=0.6},arena-plan",
 }
+INFERENCE = ("randwire", "darts")
+INFERENCE_VARIANTS = {
+    "default": "memory-order,arena-plan",
+    "split": "memory-order,remat{split-fusions=true},arena-plan",
+    "split-lowest": "memory-order,remat{split-fusions=true memory-budget=1},arena-plan",
+}
 
 
 def prepare(folder: Path) -> None:
@@ -45,10 +55,20 @@ def prepare(folder: Path) -> None:
         text = schedc.import_torch(model, *inputs, train=True, targets=targets, loss=loss)
         arguments = [p.detach().numpy() for p in model.parameters()] + [b.numpy().copy() for b in model.buffers()]
         np.savez(folder / f"{name}.args.npz", *arguments, *[t.numpy() for t in inputs + targets])
-        for variant, passes in VARIANTS.items():
-            vmfb = schedc.compile(text, target="cuda", passes=passes, report=str(folder / f"{name}.{variant}.json"))
-            (folder / f"{name}.{variant}.vmfb").write_bytes(vmfb)
-            print(name, variant, flush=True)
+        compile_variants(text, name, VARIANTS, folder)
+    for name in INFERENCE:
+        model, inputs = models.SUITE[name]()
+        np.savez(folder / f"{name}.args.npz", *[t.numpy() for t in inputs])
+        compile_variants(schedc.import_torch(model, *inputs), name, INFERENCE_VARIANTS, folder)
+
+
+def compile_variants(text: str, name: str, variants: dict, folder: Path) -> None:
+    import schedc
+
+    for variant, passes in variants.items():
+        vmfb = schedc.compile(text, target="cuda", passes=passes, report=str(folder / f"{name}.{variant}.json"))
+        (folder / f"{name}.{variant}.vmfb").write_bytes(vmfb)
+        print(name, variant, flush=True)
 
 
 def run(folder: Path) -> None:
@@ -57,19 +77,22 @@ def run(folder: Path) -> None:
     import schedc
 
     results = {}
-    for name in MODELS:
+    cases = [(name, VARIANTS, "train_step") for name in MODELS] + [(name, INFERENCE_VARIANTS, "forward") for name in INFERENCE]
+    for name, variants, function in cases:
         arguments = list(np.load(folder / f"{name}.args.npz").values())
         reference = None
-        for variant in VARIANTS:
+        for variant in variants:
             module = schedc.load(str(folder / f"{name}.{variant}.vmfb"), device="cuda")
             on_device = [rt.asdevicearray(module.device, a) for a in arguments]
+            call = module[function]
             for _ in range(20):
-                out = module.train_step(*on_device)
+                out = call(*on_device)
             times = []
             for _ in range(200):
                 started = time.perf_counter()
-                out = module.train_step(*on_device)
-                np.asarray(out[-1].to_host())  # the last gradient: the step is done
+                out = call(*on_device)
+                out = out if isinstance(out, (tuple, list)) else (out,)
+                np.asarray(out[-1].to_host())  # the last result: the call is done
                 times.append(time.perf_counter() - started)
             host = [np.asarray(o.to_host()) for o in out]
             reference = reference or host
@@ -86,6 +109,24 @@ def torch_eager() -> dict:
     import torch
 
     results = {}
+    for name in INFERENCE:
+        model, inputs = models.SUITE[name]()
+        model, inputs = model.cuda().eval(), [t.cuda() for t in inputs]
+
+        def forward():
+            with torch.no_grad():
+                model(*inputs)
+            torch.cuda.synchronize()
+
+        for _ in range(20):
+            forward()
+        times = []
+        for _ in range(200):
+            started = time.perf_counter()
+            forward()
+            times.append(time.perf_counter() - started)
+        results[f"{name}.torch_eager"] = {"median_ms": statistics.median(times) * 1e3}
+        print(name, "torch eager", json.dumps(results[f"{name}.torch_eager"]), flush=True)
     for name in MODELS:
         model, inputs, targets, loss = models.TRAIN_SUITE[name]()
         model = model.cuda()

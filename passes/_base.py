@@ -63,6 +63,11 @@ class PassInfo:
     followed_by: tuple[str, ...] = ()
     # Flags every iree-compile of a compile with this pass needs.
     iree_flags: tuple[str, ...] = ()
+    # Flags that some of its options ask for: options -> flags, in every iree-compile too.
+    option_flags: Callable | None = None
+
+    def flags_for(self, options) -> tuple[str, ...]:
+        return self.iree_flags + (tuple(self.option_flags(options)) if self.option_flags else ())
 
     def __post_init__(self):
         phase(self.phase)  # an unknown phase is an error where the pass is defined

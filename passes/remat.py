@@ -47,6 +47,10 @@ class Options:
     max_depth: int = 6  # levels of dead inputs a copy may make again first
     objective: str = "time"  # minimise the copies' estimated "time", or their "flops"
     target: str = ""  # whose cost model times a copy; empty: the target being compiled
+    # IREE's dispatch formation keeps an op with several readers in its own kernel instead of
+    # fusing it into a multi-result one with them: no FLOPs added, more kernels, and tensors
+    # made where they are read (the lever on branchy inference nets, see bench/remat.py).
+    split_fusions: bool = False
 
     def __post_init__(self):
         parse_budget(self.memory_budget)  # raises ValueError with the accepted forms
@@ -94,6 +98,7 @@ def remat(module, pass_, options: Options, context) -> None:
             context.warn(func.location, f"remat: @{graph.function} cannot get under the budget of {plan.budget_bytes:,} B "
                          f"by recomputation; the lowest peak it reaches is {after.peak_bytes():,} B")
         records[graph.function] = record(graph, after, problem, plan) | {
+            "split_fusions": options.split_fusions,
             "function_flops": total_flops,
             # What the copies add once the originals no reader needs any more are gone (a copy
             # before a buffer's only reader moves the work rather than repeating it).
@@ -355,6 +360,7 @@ def record(before: KernelGraph, after: KernelGraph, problem: RematProblem, plan:
         "feasible": plan.feasible,
         "method": plan.method,
         "candidates": len(problem.candidates),
+        "kernels": len(before.kernels),
         "peak_bytes_before": problem_peak(before),
         "peak_bytes_after": after.peak_bytes(after.program_order()),
         "model_peak_bytes": plan.peak_bytes,
@@ -367,10 +373,13 @@ def record(before: KernelGraph, after: KernelGraph, problem: RematProblem, plan:
     }
 
 
+SPLIT_FUSIONS_FLAG = "--iree-dispatch-creation-fuse-multi-use=false"
+
 PASS = PassInfo(
     name="remat",
     summary="recompute tensors before late readers to keep live bytes under a budget",
     run=remat,
     options=Options,
     after=("memory-order", "kernel-config"),
+    option_flags=lambda options: (SPLIT_FUSIONS_FLAG,) if options.split_fusions else (),
 )

@@ -38,6 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     except SchedcError as e:
         print(f"schedc-opt: error: {e}", file=sys.stderr)
         return 1
+    for invocation in invocations:  # e.g. remat{split-fusions}: it changes IREE's dispatch formation
+        flags = REGISTRY[invocation.name].flags_for(invocation.options)
+        if flags:
+            print(f"schedc-opt: warning: pass '{invocation.name}': {' '.join(flags)} applies to IREE's compile, "
+                  f"which formed this IR's dispatches already: no effect here", file=sys.stderr)
     chunks = split_chunks(text) if args.split_input_file else [(0, text)]
     outputs, failed = [], False
     for first_line, chunk in chunks:

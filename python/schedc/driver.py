@@ -209,7 +209,7 @@ def compile_with_options(source, options: CompileOptions, pass_output=None, time
     try:
         input_path = _stage_input(source, work, dump=bool(options.dump_phases))
         target_flags = options.target.iree_flags() + list(options.iree_flags)
-        pass_flags = [f for i in invocations for f in REGISTRY[i.name].iree_flags]
+        pass_flags = [f for i in invocations for f in REGISTRY[i.name].flags_for(i.options)]
         # The target's code of each executable: as the module links it (--dump-phases), or one
         # executable per dispatch (--emit=executables, where no module is made).
         executables = "per-dispatch" if options.emit == "executables" else "linked" if options.dump_phases else None

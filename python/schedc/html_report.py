@@ -76,6 +76,7 @@ def summary_rows(entry: dict) -> list[tuple[str, str, object]]:
             ("remat.bytes_saved", "bytes saved by remat (B)", remat["peak_bytes_before"] - remat["peak_bytes_after"]),
             ("remat.kernels_recomputed", "kernels recomputed", remat["kernels_recomputed"]),
             ("remat.extra_flops_share", "extra FLOPs", f"{share:.1%}"),
+            ("remat.split_fusions", "IREE's multi-use fusions split", "yes" if remat.get("split_fusions") else "no"),
             ("remat.extra_seconds", "estimated extra time (us)", round(remat["extra_seconds"] * 1e6, 1)),
         ]
     plan = entry.get("stream-schedule")

@@ -150,8 +150,9 @@ def remat_line(remat: dict) -> str:
     """What remat did to one function, in a line."""
     share = remat_flops_share(remat)
     reached = "" if remat["feasible"] else ", not reachable"
+    split = ", IREE's multi-use fusions split" if remat.get("split_fusions") else ""
     return (
-        f"remat {remat['copies']} copies ({remat['kernels_recomputed']} kernels, +{share:.1%} FLOPs, "
+        f"remat{split}: {remat['copies']} copies ({remat['kernels_recomputed']} kernels, +{share:.1%} FLOPs, "
         f"+{remat['extra_seconds'] * 1e6:.1f} us estimated): peak {remat['peak_bytes_before']:,} B -> "
         f"{remat['peak_bytes_after']:,} B (budget {remat['budget_bytes']:,} B{reached})"
     )

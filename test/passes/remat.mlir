@@ -2,6 +2,12 @@
 // RUN: schedc-opt %s --split-input-file --passes="remat{memory-budget=1.0}" | filecheck %s --check-prefix=NONE
 // RUN: schedc-opt %s --split-input-file --passes="remat{memory-budget=0.9 max-depth=0}" | filecheck %s --check-prefix=SHALLOW
 // RUN: schedc-opt %s --split-input-file --passes="remat{memory-budget=0.9}" 2>&1 >/dev/null | filecheck %s --check-prefix=WARN
+// RUN: schedc-opt %s --split-input-file --passes="remat{memory-budget=0.9 split-fusions=true}" 2>&1 >/dev/null | filecheck %s --check-prefix=SPLIT
+// RUN: schedc-opt %s --split-input-file --passes="remat{memory-budget=0.9 split-fusions=true}" 2>/dev/null | filecheck %s
+
+// split-fusions changes IREE's dispatch formation, which IR given to schedc-opt already went
+// through: a warning, and the same plan as without it.
+// SPLIT: schedc-opt: warning: pass 'remat': --iree-dispatch-creation-fuse-multi-use=false applies to IREE's compile, which formed this IR's dispatches already: no effect here
 
 // %a (4 KiB) is read at once and again by the last kernel, so it is alive while %c is made,
 // the peak (4 + 16 + 16 KiB). A copy of its dispatch, made from the argument just before the
