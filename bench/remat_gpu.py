@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import median_ms  # noqa: E402
 
 MODELS = ("cnn", "transformer")
 VARIANTS = {
@@ -108,6 +109,10 @@ def torch_eager() -> dict:
     import models
     import torch
 
+    def timed(name: str, call) -> None:
+        results[f"{name}.torch_eager"] = {"median_ms": median_ms(call, repeats=200, warmup=20)}
+        print(name, "torch eager", json.dumps(results[f"{name}.torch_eager"]), flush=True)
+
     results = {}
     for name in INFERENCE:
         model, inputs = models.SUITE[name]()
@@ -118,15 +123,7 @@ def torch_eager() -> dict:
                 model(*inputs)
             torch.cuda.synchronize()
 
-        for _ in range(20):
-            forward()
-        times = []
-        for _ in range(200):
-            started = time.perf_counter()
-            forward()
-            times.append(time.perf_counter() - started)
-        results[f"{name}.torch_eager"] = {"median_ms": statistics.median(times) * 1e3}
-        print(name, "torch eager", json.dumps(results[f"{name}.torch_eager"]), flush=True)
+        timed(name, forward)
     for name in MODELS:
         model, inputs, targets, loss = models.TRAIN_SUITE[name]()
         model = model.cuda()
@@ -137,15 +134,7 @@ def torch_eager() -> dict:
             loss(model(*inputs), *targets).backward()
             torch.cuda.synchronize()
 
-        for _ in range(20):
-            step()
-        times = []
-        for _ in range(200):
-            started = time.perf_counter()
-            step()
-            times.append(time.perf_counter() - started)
-        results[f"{name}.torch_eager"] = {"median_ms": statistics.median(times) * 1e3}
-        print(name, "torch eager", json.dumps(results[f"{name}.torch_eager"]), flush=True)
+        timed(name, step)
     return results
 
 
