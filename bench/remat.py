@@ -7,9 +7,11 @@ pipeline (memory-order, arena-plan), and with `remat{memory-budget=F}` between t
 budget F (a fraction of memory-order's estimated peak) from 1.0 down to the smallest feasible
 one, which `memory-budget=1` (one byte: the lowest peak recomputation reaches) finds.
 
-Each model twice: with IREE's fusions, and with `remat{split-fusions=true}` (an op with several
-readers stays a kernel of its own instead of fusing into a multi-result one: no FLOPs added,
-more kernels); "/ IREE" is always against IREE alone with its default fusions.
+Each model with IREE's fusions, with `remat{split-fusions=true}` (an op with several readers
+stays a kernel of its own instead of fusing into a multi-result one: no FLOPs added), and, where
+it finds something to split, after the split-concat pass (a reduction over a concatenation reads
+its pieces in turn, so the concatenation is never built), alone and with split fusions. "/ IREE"
+is always against IREE alone on the model as imported, with its default fusions.
 
 Per budget (the Pareto table):
   est. peak      schedc's estimate of the peak of live transient bytes after remat
@@ -53,31 +55,41 @@ def compile_report(text: str, passes: str) -> dict:
     return entry
 
 
-def remat_passes(budget: str | None, split: bool) -> str:
-    """schedc's default pipeline with remat at `budget` (None: none, or only split fusions)."""
+# The structural levers besides recomputation: (label, split-concat first, remat{split-fusions}).
+VARIANTS = (
+    ("IREE fusions", False, False),
+    ("split fusions (remat{split-fusions=true})", False, True),
+    ("split-concat", True, False),
+    ("split-concat and split fusions", True, True),
+)
+
+
+def remat_passes(budget: str | None, split: bool, concat: bool = False) -> str:
+    """schedc's default pipeline with remat at `budget` (None: none, or only split fusions),
+    after split-concat when `concat`."""
     options = [f"memory-budget={budget}"] if budget is not None else []
     options += ["split-fusions=true"] if split else []
-    return f"memory-order,remat{{{' '.join(options)}}},arena-plan" if options else "memory-order,arena-plan"
+    passes = f"memory-order,remat{{{' '.join(options)}}},arena-plan" if options else "memory-order,arena-plan"
+    return f"split-concat,{passes}" if concat else passes
 
 
-def pareto(text: str, split: bool = False) -> tuple[int, list[dict], dict]:
-    """IREE alone's transient bytes (its default fusions), one row per budget, and the
-    function's kernels and FLOPs before any copy (`split`: with remat{split-fusions=true})."""
-    base = compile_report(text, remat_passes(None, split))
-    alone = compile_report(text, "memory-order,arena-plan")["iree_transient_bytes"]["without_schedc"] if split else base["iree_transient_bytes"]["without_schedc"]
+def pareto(text: str, split: bool = False, concat: bool = False) -> tuple[list[dict], dict] | None:
+    """One row per budget, and the function's kernels and FLOPs before any copy; None when
+    split-concat (`concat`) finds nothing to split (the rows would repeat the variant without)."""
+    base = compile_report(text, remat_passes(None, split, concat))
+    if concat and "split-concat" not in base:
+        return None
     rows = [row("default", base, None)]
-    lowest = compile_report(text, remat_passes("1", split))
+    lowest = compile_report(text, remat_passes("1", split, concat))
     floor = lowest["remat"]["peak_bytes_after"] / lowest["remat"]["peak_bytes_before"]
     for fraction in FRACTIONS:
         if fraction < floor:
             break
-        entry = compile_report(text, remat_passes(f"{fraction}", split))
+        entry = compile_report(text, remat_passes(f"{fraction}", split, concat))
         rows.append(row(f"{fraction:.2f}", entry, entry["remat"]))
     rows.append(row(f"lowest ({floor:.3f})", lowest, lowest["remat"]) | {"feasible": True})
-    for r in rows:
-        r["ratio"] = r["transient"] / alone
     shape = {"kernels": lowest["remat"]["kernels"], "flops": lowest["remat"]["function_flops"]}  # before any copy
-    return alone, rows, shape
+    return rows, shape
 
 
 def row(budget: str, entry: dict, remat: dict | None) -> dict:
@@ -141,23 +153,23 @@ def inference_case(factory) -> tuple[str, list, list]:
 
 
 def report(name: str, kind: str, alone: int, tables: dict, errors: dict) -> None:
-    """The Pareto tables (IREE's fusions kept, then split) and the best row within the goal."""
+    """The Pareto table of each variant and the best row within the goal."""
     ratio_goal, flops_goal = GOALS[kind]
     print(f"\n## {name} ({'training step' if kind == 'train' else 'inference'}): IREE alone {alone:,} B transient")
-    for split, (rows, shape) in tables.items():
-        print(f"\n{'split fusions (remat{split-fusions=true})' if split else 'IREE fusions'}: {shape['kernels']} kernels, "
-              f"{shape['flops']:.4g} FLOPs; numerics at the smallest budget vs eager: worst max|diff|/max|ref| {errors[split]:.2e}")
+    for label, (rows, shape) in tables.items():
+        print(f"\n{label}: {shape['kernels']} kernels, {shape['flops']:.4g} FLOPs; numerics at the smallest budget "
+              f"vs eager: worst max|diff|/max|ref| {errors[label]:.2e}")
         print("| budget | est. peak B | transient B | / IREE | extra FLOPs | extra time us | copies (kernels) |")
         print("|---|---|---|---|---|---|---|")
         for r in rows:
             mark = "" if r["feasible"] else " (not reached)"
             print(f"| {r['budget']}{mark} | {r['estimate']:,} | {r['transient']:,} | {r['ratio']:.3f}x | {r['flops']:.1%} | "
                   f"{r['seconds'] * 1e6:.0f} | {r['copies']} ({r['kernels']}) |")
-    within = [(split, r) for split, (rows, _) in tables.items() for r in rows if r["flops"] <= flops_goal]
-    split, best = min(within, key=lambda item: item[1]["ratio"])
+    within = [(label, r) for label, (rows, _) in tables.items() for r in rows if r["flops"] <= flops_goal]
+    label, best = min(within, key=lambda item: item[1]["ratio"])
     met = "met" if best["ratio"] <= ratio_goal else "NOT met"
-    print(f"best within {flops_goal:.0%} extra FLOPs: {best['ratio']:.3f}x IREE at budget {best['budget']}"
-          f"{' with split fusions' if split else ''} ({best['flops']:.1%} FLOPs); goal <= {ratio_goal}x: {met}")
+    print(f"best within {flops_goal:.0%} extra FLOPs: {best['ratio']:.3f}x IREE at budget {best['budget']} "
+          f"({label}; {best['flops']:.1%} FLOPs); goal <= {ratio_goal}x: {met}")
 
 
 def main() -> int:
@@ -173,12 +185,18 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as work:
         for name, kind, factory in cases:
             text, arguments, expected = (train_case if kind == "train" else inference_case)(factory)
-            alone, rows, shape = pareto(text)
-            _, split_rows, split_shape = pareto(text, split=True)
-            for r in split_rows:  # extra FLOPs against the function as IREE fuses it
-                r["flops"] = split_shape["flops"] * (1 + r["flops"]) / shape["flops"] - 1
-            tables = {False: (rows, shape), True: (split_rows, split_shape)}
-            errors = {split: numerics(text, arguments, expected, Path(work), remat_passes("1", split)) for split in tables}
+            alone = compile_report(text, "memory-order,arena-plan")["iree_transient_bytes"]["without_schedc"]
+            tables = {label: pareto(text, split, concat) for label, concat, split in VARIANTS}
+            tables = {label: table for label, table in tables.items() if table is not None}
+            flops = tables[VARIANTS[0][0]][1]["flops"]
+            for rows, shape in tables.values():  # extra FLOPs and bytes against IREE's own function
+                for r in rows:
+                    r["flops"] = shape["flops"] * (1 + r["flops"]) / flops - 1
+                    r["ratio"] = r["transient"] / alone
+            errors = {
+                label: numerics(text, arguments, expected, Path(work), remat_passes("1", split, concat))
+                for label, concat, split in VARIANTS if label in tables
+            }
             report(name, kind, alone, tables, errors)
     for count in filter(None, args.synthetic.split(",")):
         r = time_synthetic(int(count))

@@ -12,8 +12,9 @@ report, which holds the transient bytes, copies and extra FLOPs). `run`: each mo
 its last gradient), the largest relative difference of every result from the default module's,
 and PyTorch eager's forward+backward on the same GPU for reference. The inference nets
 (bench/models.py's randwire and darts, batch 1) are compiled with the default pipeline
-(`default`), with `remat{split-fusions=true}` (`split`) and with it at the lowest reachable
-budget (`split-lowest`), and timed the same way on `forward`. Prints a line per module and
+(`default`), with `remat{split-fusions=true}` (`split`), with it at the lowest reachable
+budget (`split-lowest`), with split-concat before memory-order (`split-concat`) and with both
+(`split-concat-fusions`), and timed the same way on `forward`. Prints a line per module and
 writes DIR/train_gpu.json (or $OUT/train_gpu.json when OUT is set).
 """
 
@@ -42,6 +43,8 @@ INFERENCE_VARIANTS = {
     "default": "memory-order,arena-plan",
     "split": "memory-order,remat{split-fusions=true},arena-plan",
     "split-lowest": "memory-order,remat{split-fusions=true memory-budget=1},arena-plan",
+    "split-concat": "split-concat,memory-order,arena-plan",
+    "split-concat-fusions": "split-concat,memory-order,remat{split-fusions=true},arena-plan",
 }
 
 

@@ -13,12 +13,13 @@ from .kernel_config import PASS as KERNEL_CONFIG
 from .memory_order import PASS as MEMORY_ORDER
 from .print_kernel_graph import PASS as PRINT_KERNEL_GRAPH
 from .remat import PASS as REMAT
+from .split_concat import PASS as SPLIT_CONCAT
 from .static_replay import PASS as STATIC_REPLAY
 from .stream_schedule import PASS as STREAM_SCHEDULE
 from .stream_waves import PASS as STREAM_WAVES
 
 REGISTRY: dict[str, PassInfo] = {
-    p.name: p for p in (PRINT_KERNEL_GRAPH, KERNEL_CONFIG, MEMORY_ORDER, REMAT, STREAM_SCHEDULE, STREAM_WAVES, ARENA_PLAN, STATIC_REPLAY)
+    p.name: p for p in (PRINT_KERNEL_GRAPH, SPLIT_CONCAT, KERNEL_CONFIG, MEMORY_ORDER, REMAT, STREAM_SCHEDULE, STREAM_WAVES, ARENA_PLAN, STATIC_REPLAY)
 }
 
 # What `schedc` runs when the user names no pipeline. Each pass runs in its phase: memory-order

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from iree.compiler import ir, passmanager
 
-from .kernel_configs import KernelConfig, KernelSignature
+from .kernel_configs import TILED_KINDS, KernelConfig, KernelSignature
 
 # linalg ops by the op class they make a dispatch; generics are classified by their body.
 _NAMED_KINDS = {
@@ -185,9 +185,21 @@ def signature(executable: Executable) -> tuple[KernelSignature, ir.Operation] | 
     body = generic_func.get_asm(enable_debug_info=False).replace(executable.entry, "entry")
     key = hashlib.sha256(body.encode()).hexdigest()[:20]
     fused = tuple(n.name for i, n in enumerate(named) if i != index)
-    sig = KernelSignature(key, kinds[index], root.name, loops, iterators, maps, shapes, element, fused, executable.entry)
+    contractions = sum(k in TILED_KINDS for k in kinds)
+    chained = contractions > 1 or (root_generic.name == "linalg.generic" and _init_is_loaded(root_generic))
+    sig = KernelSignature(key, kinds[index], root.name, loops, iterators, maps, shapes, element, fused, executable.entry, chained)
     del keep_alive
     return sig, root
+
+
+def _init_is_loaded(generic: ir.Operation) -> bool:
+    """Whether a reduction's initial value is read from a binding rather than made in the
+    dispatch (by a fill, or an op that broadcasts a bias)."""
+    if "reduction" not in _iterators(generic):
+        return False
+    segments = list(ir.DenseI32ArrayAttr(generic.attributes["operandSegmentSizes"]))
+    init = list(generic.operands)[segments[0]]
+    return not isinstance(init.owner, ir.Block) and init.owner.operation.name.endswith("dispatch.tensor.load")
 
 
 def _strip_schedc_attributes(func: ir.Operation) -> None:

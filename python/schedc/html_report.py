@@ -43,6 +43,9 @@ _MAP_WIDTH = 384  # three arena maps side by side in the page's width
 def summary_rows(entry: dict) -> list[tuple[str, str, object]]:
     """(data-key, label, value) for one function's summary table, straight from the report."""
     rows: list[tuple[str, str, object]] = []
+    split = entry.get("split-concat")
+    if split:
+        rows.append(("split_concat.reductions_split", "reductions over a concatenation split (split-concat)", split["reductions_split"]))
     order = entry.get("memory-order")
     if order:
         rows += [

@@ -55,6 +55,10 @@ class KernelSignature:
     element_type: str  # of the root op's result, e.g. f32
     fused: tuple[str, ...] = ()  # the other linalg ops in the dispatch
     name: str = ""  # IREE's summary of the dispatch, e.g. matmul_32x384x128_f32
+    # The root is one of several contractions chained in the dispatch, or starts from a value
+    # read from memory instead of a fill (split-concat's partial sums, which IREE fuses into
+    # one dispatch): IREE's TileAndFuse failed to compile heuristic configs there.
+    chained: bool = False
 
     @property
     def parallel_loops(self) -> list[int]:
@@ -83,6 +87,7 @@ class KernelSignature:
             element_type=data["element_type"],
             fused=tuple(data.get("fused", ())),
             name=data.get("name", ""),
+            chained=data.get("chained", False),
         )
 
 
@@ -338,9 +343,9 @@ def estimate(sig: KernelSignature, config: KernelConfig, chip: Chip | None = Non
 
 def heuristic_config(sig: KernelSignature, chip: Chip | None = None) -> KernelConfig | None:
     """The analytic choice for a kernel never tuned: the best-scored candidate for the chip's
-    SM count. Only for tiled kernels (matmuls, convolutions): there IREE's default leaves most
-    SMs idle; elsewhere IREE's own choice is kept."""
-    if sig.kind not in TILED_KINDS:
+    SM count. Only for tiled kernels (matmuls, convolutions) that start from a fill: there
+    IREE's default leaves most SMs idle; elsewhere IREE's own choice is kept."""
+    if sig.kind not in TILED_KINDS or sig.chained:
         return None
     sms = (chip or CHIPS["cuda"]).sms
     candidates = candidate_configs(sig, limit=1000)

@@ -99,6 +99,9 @@ def summary_lines(report: dict) -> list[str]:
     lines = []
     for function, entry in report["functions"].items():
         parts = [f"@{function}:"]
+        split = entry.get("split-concat")
+        if split:
+            parts.append(f"split-concat: {split['reductions_split']} reductions read their concatenation's pieces;")
         order = entry.get("memory-order")
         if order:
             optimum = order["optimum_bytes"]
