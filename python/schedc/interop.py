@@ -173,10 +173,12 @@ def _to_host(value, copy: bool = False):
 class HostStaging:
     """Host buffers that a replayed module's numpy arguments and results pass through.
 
-    IREE's own numpy path registers each call's numpy memory with the driver and lets the
-    device copy from it (`allocate_buffer_copy`, `DeviceArray.to_host`). On CUDA in graph
-    mode that copy is a graph memcpy node, and the replay bench failed in it now and then
-    (CUDA_ERROR_LAUNCH_FAILED, H200, 2026-11-30). Here each argument and result slot gets
+    IREE's own numpy path makes a device buffer per call (`allocate_buffer_copy`) and reads
+    results back through the caller's numpy memory imported as host memory
+    (`DeviceArray.to_host`); on CUDA in graph mode each copy is a graph of its own. The replay
+    bench failed in that path now and then (CUDA_ERROR_LAUNCH_FAILED in the numpy calls under
+    compute-sanitizer, no kernel reported out of bounds; H200, 2026-11-30), and never since
+    the calls go through buffers of the runtime's own. Here each argument and result slot gets
     one buffer allocated by IREE in pinned host memory, once: an argument is written into it
     on the host and the module's own input copy reads it; a result is copied into it by a
     queue copy and read on the host. The next call reuses the buffers, so a call must be
