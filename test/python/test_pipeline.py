@@ -72,6 +72,7 @@ def test_an_unknown_phase_is_an_error_where_the_pass_is_defined():
 def test_the_registry_holds_exactly_these_passes_in_these_phases():
     assert {name: info.phase for name, info in REGISTRY.items()} == {
         "print-kernel-graph": "flow",
+        "split-concat": "preprocessing",
         "kernel-config": "flow",
         "memory-order": "flow",
         "remat": "flow",
@@ -83,5 +84,5 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
     with pytest.raises(PipelineError) as info:
         parse_pipeline("nope", REGISTRY)
     assert str(info.value) == (
-        "unknown pass 'nope'; available passes: arena-plan, kernel-config, memory-order, print-kernel-graph, remat, static-replay, stream-schedule, stream-waves"
+        "unknown pass 'nope'; available passes: arena-plan, kernel-config, memory-order, print-kernel-graph, remat, split-concat, static-replay, stream-schedule, stream-waves"
     )
