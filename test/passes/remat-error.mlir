@@ -1,4 +1,4 @@
-// RUN: not schedc-opt %s --passes="remat{memory-budget=1.5}" 2>&1 | filecheck %s --check-prefix=FRACTION
+// RUN: not schedc-opt %s --passes="remat{memory-budget=1.5}" 2>&1 | filecheck %s
 // RUN: not schedc-opt %s --passes="remat{memory-budget=lots}" 2>&1 | filecheck %s --check-prefix=WORD
 // RUN: not schedc-opt %s --passes="remat{memory-budget=0}" 2>&1 | filecheck %s --check-prefix=ZERO
 // RUN: not schedc-opt %s --passes="remat{max-nodes=0}" 2>&1 | filecheck %s --check-prefix=NODES
@@ -6,7 +6,7 @@
 // RUN: not schedc-opt %s --passes="remat{target=tpu}" 2>&1 | filecheck %s --check-prefix=TARGET
 // RUN: not schedc-opt %s --passes="remat{objective=speed}" 2>&1 | filecheck %s --check-prefix=OBJECTIVE
 
-// FRACTION: schedc-opt: error: pass 'remat': memory-budget must be bytes (1500000) or a fraction of the peak in (0, 1] (0.6 or 60%), got '1.5'
+// CHECK: schedc-opt: error: pass 'remat': memory-budget must be bytes (1500000) or a fraction of the peak in (0, 1] (0.6 or 60%), got '1.5'
 // WORD: schedc-opt: error: pass 'remat': memory-budget must be bytes (1500000) or a fraction of the peak in (0, 1] (0.6 or 60%), got 'lots'
 // ZERO: schedc-opt: error: pass 'remat': memory-budget must be bytes (1500000) or a fraction of the peak in (0, 1] (0.6 or 60%), got '0'
 // NODES: schedc-opt: error: pass 'remat': max-nodes must be >= 1, got 0
