@@ -74,8 +74,9 @@ def remat_passes(budget: str | None, split: bool, concat: bool = False) -> str:
 
 
 def pareto(text: str, split: bool = False, concat: bool = False) -> tuple[list[dict], dict] | None:
-    """One row per budget, and the function's kernels and FLOPs before any copy; None when
-    split-concat (`concat`) finds nothing to split (the rows would repeat the variant without)."""
+    """One row per budget, and the function's kernels, FLOPs and IREE-alone transient bytes
+    before any copy; None when split-concat (`concat`) finds nothing to split (the rows would
+    repeat the variant without it)."""
     base = compile_report(text, remat_passes(None, split, concat))
     if concat and "split-concat" not in base:
         return None
@@ -88,7 +89,10 @@ def pareto(text: str, split: bool = False, concat: bool = False) -> tuple[list[d
         entry = compile_report(text, remat_passes(f"{fraction}", split, concat))
         rows.append(row(f"{fraction:.2f}", entry, entry["remat"]))
     rows.append(row(f"lowest ({floor:.3f})", lowest, lowest["remat"]) | {"feasible": True})
-    shape = {"kernels": lowest["remat"]["kernels"], "flops": lowest["remat"]["function_flops"]}  # before any copy
+    shape = {  # before any copy
+        "kernels": lowest["remat"]["kernels"], "flops": lowest["remat"]["function_flops"],
+        "iree_alone": base["iree_transient_bytes"]["without_schedc"],  # from this variant's flow IR
+    }
     return rows, shape
 
 
@@ -117,7 +121,11 @@ def numerics(text: str, arguments: list, expected: list, work: Path, passes: str
     module = schedc.load(str(path))
     (function,) = module.function_names
     results = module[function](*arguments)
-    results = results if isinstance(results, (list, tuple)) else [results]
+    return worst_error(results if isinstance(results, (list, tuple)) else [results], expected)
+
+
+def worst_error(results, expected) -> float:
+    """The worst max |diff| / max |ref| over a module's results against PyTorch's."""
     worst = 0.0
     for got, ref in zip(results, expected):
         got, ref = np.asarray(got, dtype=np.float64), np.asarray(ref, dtype=np.float64)
@@ -134,12 +142,17 @@ def train_case(factory) -> tuple[str, list, list]:
     text = schedc.import_torch(model, *inputs, train=True, targets=targets, loss=loss)
     arguments = [p.detach().numpy() for p in model.parameters()] + [b.numpy().copy() for b in model.buffers()]
     arguments += [t.numpy() for t in inputs + targets]
-    eager = copy.deepcopy(model)
-    value = loss(eager(*inputs), *targets)
+    return text, arguments, eager_step(copy.deepcopy(model), inputs, targets, loss)
+
+
+def eager_step(model, inputs, targets, loss) -> list:
+    """PyTorch's results of one training step, in the compiled step's result order: updated
+    buffers, loss, gradients (as numpy arrays, on the host)."""
+    value = loss(model(*inputs), *targets)
     value.backward()
-    expected = [b.detach().numpy() for b in eager.buffers()] + [value.detach().numpy()]
-    expected += [p.grad.numpy() for p in eager.parameters() if p.requires_grad]
-    return text, arguments, expected
+    expected = [b.detach() for b in model.buffers()] + [value.detach()]
+    expected += [p.grad for p in model.parameters() if p.requires_grad]
+    return [t.cpu().numpy() for t in expected]
 
 
 def inference_case(factory) -> tuple[str, list, list]:
@@ -185,10 +198,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as work:
         for name, kind, factory in cases:
             text, arguments, expected = (train_case if kind == "train" else inference_case)(factory)
-            alone = compile_report(text, "memory-order,arena-plan")["iree_transient_bytes"]["without_schedc"]
             tables = {label: pareto(text, split, concat) for label, concat, split in VARIANTS}
             tables = {label: table for label, table in tables.items() if table is not None}
-            flops = tables[VARIANTS[0][0]][1]["flops"]
+            alone, flops = (tables[VARIANTS[0][0]][1][k] for k in ("iree_alone", "flops"))  # IREE's own fusions
             for rows, shape in tables.values():  # extra FLOPs and bytes against IREE's own function
                 for r in rows:
                     r["flops"] = shape["flops"] * (1 + r["flops"]) / flops - 1

@@ -30,12 +30,9 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from schedc.concat_split import Piece, collapsed_dimension, split_dimension
-from schedc.iree_ir import function_name, function_ops, ops_named
+from schedc.iree_ir import defining_op_name, function_name, function_ops, ops_named
 
 from ._base import PassInfo
-
-_DYNAMIC = -9223372036854775808  # ShapedType::kDynamic in static offset/size/stride lists
-
 
 def split_concat(module, pass_, options, context) -> None:
     records = context.records.setdefault("split-concat", {})
@@ -103,23 +100,23 @@ def _concatenation(value: ir.Value):
     if not _single_use(value):
         return None
     collapse, tensor = None, value
-    if _maker(value) == "tensor.collapse_shape":
+    if defining_op_name(value) == "tensor.collapse_shape":
         collapse = value.owner.operation
         tensor = collapse.operands[0]
         if not _single_use(tensor):
             return None
     inserts, current = [], tensor
-    while _maker(current) == "tensor.insert_slice":
+    while defining_op_name(current) == "tensor.insert_slice":
         insert = current.owner.operation
         if len(insert.operands) != 2 or (inserts and not _single_use(current)):
             return None
         inserts.append(insert)
         current = insert.operands[1]
-    if not inserts or _maker(current) != "tensor.empty":  # an empty has no data: others may share it
+    if not inserts or defining_op_name(current) != "tensor.empty":  # an empty has no data: others may share it
         return None
     shape = tuple(ir.RankedTensorType(tensor.type).shape)
     pieces = [Piece(*(tuple(ir.DenseI64ArrayAttr(op.attributes[f"static_{k}"])) for k in ("offsets", "sizes", "strides"))) for op in inserts]
-    if any(_DYNAMIC in p.offsets + p.sizes + p.strides for p in pieces):
+    if any(ir.ShapedType.get_dynamic_size() in p.offsets + p.sizes + p.strides for p in pieces):
         return None
     split = split_dimension(shape, pieces)
     if split is None:
@@ -165,11 +162,6 @@ def _uses_dim(expression, loop: int) -> bool:
     if isinstance(expression, ir.AffineBinaryExpr):
         return _uses_dim(expression.lhs, loop) or _uses_dim(expression.rhs, loop)
     return False
-
-
-def _maker(value: ir.Value) -> str | None:
-    """The name of the op that defines `value`; None for a block argument."""
-    return None if isinstance(value.owner, ir.Block) else value.owner.operation.name
 
 
 def _single_use(value: ir.Value) -> bool:

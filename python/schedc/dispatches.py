@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from iree.compiler import ir, passmanager
 
+from .iree_ir import defining_op_name
 from .kernel_configs import TILED_KINDS, KernelConfig, KernelSignature
 
 # linalg ops by the op class they make a dispatch; generics are classified by their body.
@@ -199,7 +200,7 @@ def _init_is_loaded(generic: ir.Operation) -> bool:
         return False
     segments = list(ir.DenseI32ArrayAttr(generic.attributes["operandSegmentSizes"]))
     init = list(generic.operands)[segments[0]]
-    return not isinstance(init.owner, ir.Block) and init.owner.operation.name.endswith("dispatch.tensor.load")
+    return (defining_op_name(init) or "").endswith("dispatch.tensor.load")
 
 
 def _strip_schedc_attributes(func: ir.Operation) -> None:

@@ -68,6 +68,11 @@ def ops_named(root: ir.Operation, *names: str) -> list[ir.Operation]:
     return found
 
 
+def defining_op_name(value: ir.Value) -> str | None:
+    """The name of the op that defines `value`; None for a block argument."""
+    return None if isinstance(value.owner, ir.Block) else value.owner.operation.name
+
+
 def symbol_path(attr: ir.Attribute) -> tuple[str, ...]:
     """`@executable::@entry` as ("executable", "entry")."""
     return tuple(ir.SymbolRefAttr(attr).value)
