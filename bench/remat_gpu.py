@@ -7,10 +7,12 @@ device.
 
 Modules: bench/models.py's TRAIN_SUITE (cnn, transformer) compiled with memory-order and
 arena-plan (`default`) and with remat at budgets 0.8 and 0.6 between them (each with its JSON
-report, which holds the transient bytes, copies and extra FLOPs). `run`: each module's
-`train_step` on device-resident arguments, median of 200 calls after 20 (each call waits for
-its last gradient), the largest relative difference of every result from the default module's,
-and PyTorch eager's forward+backward on the same GPU for reference. The inference nets
+report, which holds the transient bytes, copies and extra FLOPs); `prepare` also saves each
+model's weights (DIR/<model>.pt). `run`: PyTorch eager's forward+backward on the GPU with those
+weights, timed and kept as the reference; then each module's `train_step` on device-resident
+arguments, median of 200 calls after 20 (each call waits for its last gradient), the worst
+max |diff| / max |ref| of its results (updated buffers, loss, gradients) against PyTorch's, and
+against the default module's. The inference nets
 (bench/models.py's randwire and darts, batch 1) are compiled with the default pipeline
 (`default`), with `remat{split-fusions=true}` (`split`), with it at the lowest reachable
 budget (`split-lowest`), with split-concat before memory-order (`split-concat`) and with both
@@ -50,18 +52,21 @@ INFERENCE_VARIANTS = {
 
 def prepare(folder: Path) -> None:
     import models
+    import torch
 
     import schedc
 
     folder.mkdir(parents=True, exist_ok=True)
     for name in MODELS:
         model, inputs, targets, loss = models.TRAIN_SUITE[name]()
+        torch.save(model.state_dict(), folder / f"{name}.pt")  # the GPU's torch reference loads them
         text = schedc.import_torch(model, *inputs, train=True, targets=targets, loss=loss)
         arguments = [p.detach().numpy() for p in model.parameters()] + [b.numpy().copy() for b in model.buffers()]
         np.savez(folder / f"{name}.args.npz", *arguments, *[t.numpy() for t in inputs + targets])
         compile_variants(text, name, VARIANTS, folder)
     for name in INFERENCE:
         model, inputs = models.SUITE[name]()
+        torch.save(model.state_dict(), folder / f"{name}.pt")
         np.savez(folder / f"{name}.args.npz", *[t.numpy() for t in inputs])
         compile_variants(schedc.import_torch(model, *inputs), name, INFERENCE_VARIANTS, folder)
 
@@ -76,69 +81,89 @@ def compile_variants(text: str, name: str, variants: dict, folder: Path) -> None
 
 
 def run(folder: Path) -> None:
-    import iree.runtime as rt
+    import torch
 
-    import schedc
-
+    torch.backends.cuda.matmul.allow_tf32 = False  # an f32 reference, as the modules compute
+    torch.backends.cudnn.allow_tf32 = False
     results = {}
     cases = [(name, VARIANTS, "train_step") for name in MODELS] + [(name, INFERENCE_VARIANTS, "forward") for name in INFERENCE]
     for name, variants, function in cases:
+        expected = torch_eager(folder, name, function == "train_step", results)
         arguments = list(np.load(folder / f"{name}.args.npz").values())
-        reference = None
-        for variant in variants:
-            module = schedc.load(str(folder / f"{name}.{variant}.vmfb"), device="cuda")
-            on_device = [rt.asdevicearray(module.device, a) for a in arguments]
-            call = module[function]
-            for _ in range(20):
-                out = call(*on_device)
-            times = []
-            for _ in range(200):
-                started = time.perf_counter()
-                out = call(*on_device)
-                out = out if isinstance(out, (tuple, list)) else (out,)
-                np.asarray(out[-1].to_host())  # the last result: the call is done
-                times.append(time.perf_counter() - started)
-            host = [np.asarray(o.to_host()) for o in out]
-            reference = reference or host
-            diff = max(float(np.abs(a.astype(np.float64) - b).max() / max(np.abs(b).max(), 1e-30)) for a, b in zip(host, reference))
-            results[f"{name}.{variant}"] = {"median_ms": statistics.median(times) * 1e3, "max_rel_diff_vs_default": diff}
-            print(name, variant, json.dumps(results[f"{name}.{variant}"]), flush=True)
-    results.update(torch_eager())
+        results.update(time_modules(folder, name, variants, function, arguments, expected))
     out_dir = Path(os.environ.get("OUT", folder))
     (out_dir / "train_gpu.json").write_text(json.dumps(results, indent=1))
 
 
-def torch_eager() -> dict:
+def time_modules(folder: Path, name: str, variants: dict, function: str, arguments: list, expected: list) -> dict:
+    """Each variant's median time on device-resident arguments, its worst error against
+    PyTorch's results on this GPU, and its largest difference from the default module's."""
+    import iree.runtime as rt
+
+    import schedc
+    from remat import worst_error
+
+    results, default = {}, None
+    for variant in variants:
+        module = schedc.load(str(folder / f"{name}.{variant}.vmfb"), device="cuda")
+        on_device = [rt.asdevicearray(module.device, a) for a in arguments]
+        call = module[function]
+        for _ in range(20):
+            out = call(*on_device)
+        times = []
+        for _ in range(200):
+            started = time.perf_counter()
+            out = call(*on_device)
+            out = out if isinstance(out, (tuple, list)) else (out,)
+            np.asarray(out[-1].to_host())  # the last result: the call is done
+            times.append(time.perf_counter() - started)
+        host = [np.asarray(o.to_host()) for o in out]
+        default = default or host
+        results[f"{name}.{variant}"] = {
+            "median_ms": statistics.median(times) * 1e3,
+            "max_rel_error_vs_torch": worst_error(host, expected),
+            "max_rel_diff_vs_default": worst_error(host, default),
+        }
+        print(name, variant, json.dumps(results[f"{name}.{variant}"]), flush=True)
+    return results
+
+
+def torch_eager(folder: Path, name: str, train: bool, results: dict) -> list:
+    """PyTorch's results on this GPU with the weights `prepare` saved (a training step's
+    updated buffers, loss and gradients; an inference net's output), and its median time
+    into `results`."""
+    import copy
+
     import models
     import torch
+    from remat import eager_step
 
-    def timed(name: str, call) -> None:
-        results[f"{name}.torch_eager"] = {"median_ms": median_ms(call, repeats=200, warmup=20)}
-        print(name, "torch eager", json.dumps(results[f"{name}.torch_eager"]), flush=True)
+    if train:
+        model, inputs, targets, loss = models.TRAIN_SUITE[name]()
+        model.load_state_dict(torch.load(folder / f"{name}.pt"))
+        model = model.cuda()
+        inputs, targets = [t.cuda() for t in inputs], [t.cuda() for t in targets]
+        expected = eager_step(copy.deepcopy(model), inputs, targets, loss)
 
-    results = {}
-    for name in INFERENCE:
+        def call():
+            model.zero_grad(set_to_none=True)
+            loss(model(*inputs), *targets).backward()
+            torch.cuda.synchronize()
+    else:
         model, inputs = models.SUITE[name]()
+        model.load_state_dict(torch.load(folder / f"{name}.pt"))
         model, inputs = model.cuda().eval(), [t.cuda() for t in inputs]
+        with torch.no_grad():
+            expected = [model(*inputs).cpu().numpy()]
 
-        def forward():
+        def call():
             with torch.no_grad():
                 model(*inputs)
             torch.cuda.synchronize()
 
-        timed(name, forward)
-    for name in MODELS:
-        model, inputs, targets, loss = models.TRAIN_SUITE[name]()
-        model = model.cuda()
-        inputs, targets = [t.cuda() for t in inputs], [t.cuda() for t in targets]
-
-        def step():
-            model.zero_grad(set_to_none=True)
-            loss(model(*inputs), *targets).backward()
-            torch.cuda.synchronize()
-
-        timed(name, step)
-    return results
+    results[f"{name}.torch_eager"] = {"median_ms": median_ms(call, repeats=200, warmup=20)}
+    print(name, "torch eager", json.dumps(results[f"{name}.torch_eager"]), flush=True)
+    return expected
 
 
 def main() -> int:
