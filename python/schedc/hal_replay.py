@@ -14,15 +14,15 @@ The rewrite, per exported function:
     recording         a copy of each memoize function with the slots replaced by those
                       globals (a subspan where a slot is a part of one) and no binding
                       capacity: a direct command buffer, recorded once into a global
-    the call          copies its inputs into their static buffers (hal.device.queue.copy;
-                      skipped for an input that is its static buffer), submits the recorded
-                      command buffers (hal.device.queue.execute), and returns views of the
-                      static output buffers; the allocas and deallocas go (their fences are
-                      forwarded)
+    the call          copies its inputs into their static buffers (a command buffer of
+                      copies, recorded again only when the input buffers are not the last
+                      call's; skipped where the inputs are their static buffers), submits the
+                      recorded command buffers (hal.device.queue.execute), and returns views
+                      of the static output buffers; the allocas and deallocas go (their
+                      fences are forwarded)
     static inputs     `__schedc_static_inputs_<f>()` returns views of the static input
                       buffers, for a caller that writes its inputs there itself (the runtime
-                      does for torch tensors: on CUDA the copy is a queue operation of its own,
-                      which the submission waited for on the host)
+                      does for torch tensors: torch copies them on its own stream)
 
 so a call's results live in static buffers that the next call overwrites. CUDA's graph mode
 (`--cuda_use_streams=false`) instantiates a direct, reusable command buffer once and replays
@@ -93,7 +93,7 @@ class Submission:
 
     recorder: str  # the util.func that records the command buffer
     bindings: tuple[Binding, ...]
-    inputs: tuple[int, ...]  # the call's inputs first bound here: copied in before it
+    inputs: tuple[int, ...]  # the call's inputs first bound here (all are copied in before the first)
 
 
 @dataclass(frozen=True)
@@ -263,7 +263,11 @@ def apply_replay(plan: ReplayPlan, function: ir.Operation, module: ir.Operation)
             _record_direct(plan, i, submission, symbols[submission.recorder], end)
             for i, submission in enumerate(plan.submissions)
         ]
-        _rewrite_call(plan, function, commands)
+        inputs = [i for submission in plan.submissions for i in submission.inputs]
+        if inputs:
+            statics = {b.source: b for b in plan.buffers}
+            _record_copying(plan, [statics[f"input {i}"] for i in inputs], module)
+        _rewrite_call(plan, function, commands, end)
         _mark_replayed(function)
         _add_static_inputs_function(plan, function, module)
 
@@ -297,6 +301,11 @@ def _load(global_name: str, type_text: str) -> ir.Value:
 
 def _global(name: str, type_text: str) -> None:
     _op("util.global", attributes={"sym_name": f'"{name}"', "sym_visibility": '"private"', "type": type_text})
+
+
+def _mutable_global(name: str, type_text: str) -> None:
+    """A global the call stores into (null until it does)."""
+    _op("util.global", attributes={"sym_name": f'"{name}"', "sym_visibility": '"private"', "type": type_text, "is_mutable": "unit"})
 
 
 def _initializer() -> ir.Block:
@@ -389,7 +398,7 @@ def _without_binding_capacity(create: ir.Operation) -> None:
     create.erase()
 
 
-def _rewrite_call(plan: ReplayPlan, function: ir.Operation, commands: list[str]) -> None:
+def _rewrite_call(plan: ReplayPlan, function: ir.Operation, commands: list[str], end: ir.InsertionPoint) -> None:
     body = _body(function)
     block = function.regions[0].blocks[0]
     executes = [op for op in body if op.name == "hal.device.queue.execute.indirect"]
@@ -403,12 +412,15 @@ def _rewrite_call(plan: ReplayPlan, function: ir.Operation, commands: list[str])
             op.results[0].replace_all_uses_with(static)
             _forward_fence(op)
     # Submissions: copy the inputs in, then submit the recorded command buffer.
-    for execute, submission, name in zip(executes, plan.submissions, commands):
+    inputs = [i for submission in plan.submissions for i in submission.inputs]  # each once, in first use
+    for number, (execute, name) in enumerate(zip(executes, commands)):
         device, affinity, wait, signal = list(execute.operands)[:4]
         with ir.InsertionPoint(execute), execute.location:
-            for number in submission.inputs:
-                wait = _copy_in(device, affinity, wait, block.arguments[number], statics[f"input {number}"])
-            recorded = _load(name, "!hal.command_buffer")
+            if number == 0 and inputs:  # every input copied in before the first submission
+                views = [block.arguments[i] for i in inputs]
+                recorded, wait = _copy_in(plan, device, affinity, wait, views, [statics[f"input {i}"] for i in inputs], end)
+            else:
+                recorded = _load(name, "!hal.command_buffer")
             _op("hal.device.queue.execute", operands=[device, affinity, wait, signal, recorded], attributes={"flags": "0 : i64"})
         memoized = execute.operands[4].owner
         execute.erase()
@@ -420,14 +432,75 @@ def _rewrite_call(plan: ReplayPlan, function: ir.Operation, commands: list[str])
             _forward_fence(op)
 
 
-def _copy_in(device: ir.Value, affinity: ir.Value, wait: ir.Value, view: ir.Value, static: StaticBuffer) -> ir.Value:
-    """Copies an input into its static buffer after `wait`; the fence the submission waits on.
+def _copy_in(plan: ReplayPlan, device: ir.Value, affinity: ir.Value, wait: ir.Value, views: list[ir.Value], statics: list[StaticBuffer], end: ir.InsertionPoint) -> tuple[ir.Value, ir.Value]:
+    """The first submission's command buffer and the fence it waits on, with the call's inputs
+    copied into their static buffers first. Three cases:
 
-    A caller that wrote the input into the static buffer itself (the runtime does, through
-    `__<f>_static_inputs`) passes that buffer: the copy, and on CUDA the host round trip
-    between it and the submission, are skipped."""
+    - the inputs are their static buffers (the runtime writes torch tensors there through
+      `__<f>_static_inputs`): the recording as it is, after `wait`;
+    - the input buffers are the ones kept (passed by two calls in a row before, as a serving
+      loop over preallocated inputs does): a recording of the copies followed by the first
+      submission's commands, made for those buffers and kept with them in globals, so the
+      copies are part of the one graph CUDA replays (no submission of their own, no wait
+      between them and the kernels);
+    - other buffers: queue copies, after which the recording runs; the buffers are remembered,
+      and the next call with the same ones records the kept recording for them.
+
+    The globals keep the remembered buffers alive, so a buffer freed meanwhile is never
+    mistaken for them."""
+    i1, fence = ir.IntegerType.get_signless(1), ir.Type.parse("!hal.fence")
+    buffer, command_buffer = ir.Type.parse("!hal.buffer"), ir.Type.parse("!hal.command_buffer")
+    kept, kept_sources, last_sources = f"__{plan.function}_replay_kept", [], []
+    with end:
+        _mutable_global(kept, "!hal.command_buffer")
+        for i in range(len(views)):
+            kept_sources.append(f"{kept}_source_{i}")
+            last_sources.append(f"__{plan.function}_replay_last_source_{i}")
+            _mutable_global(kept_sources[-1], "!hal.buffer")
+            _mutable_global(last_sources[-1], "!hal.buffer")
+
+    def same_as(sources: list[ir.Value], names: list[str]) -> ir.Value:
+        flags = [_op("util.cmp.eq", [i1], [s, _load(n, "!hal.buffer")]).result for s, n in zip(sources, names)]
+        for flag in flags[1:]:
+            flags[0] = _op("arith.andi", [i1], [flags[0], flag]).result
+        return flags[0]
+
+    def branch(condition: ir.Value):
+        choice = _op("scf.if", [command_buffer, fence], [condition], regions=2)
+        return choice, ir.InsertionPoint(choice.regions[0].blocks.append()), ir.InsertionPoint(choice.regions[1].blocks.append())
+
+    sources = [_op("hal.buffer_view.buffer", [buffer], [view]).result for view in views]
+    recorded = _load(f"__{plan.function}_replay_commands_0", "!hal.command_buffer")
+    in_place, then, otherwise = branch(same_as(sources, [static.name for static in statics]))
+    with then:
+        _op("scf.yield", operands=[recorded, wait])
+    with otherwise:
+        known, then, otherwise = branch(same_as(sources, kept_sources))
+        with then:
+            _op("scf.yield", operands=[_load(kept, "!hal.command_buffer"), wait])
+        with otherwise:
+            again, then, otherwise = branch(same_as(sources, last_sources))
+            with then:
+                record = _op("util.call", [command_buffer], sources, {"callee": f"@__{plan.function}_replay_record_0_copying"}).result
+                _op("util.global.store", operands=[record], attributes={"global": f"@{kept}"})
+                for source, name in zip(sources, kept_sources):
+                    _op("util.global.store", operands=[source], attributes={"global": f"@{name}"})
+                _op("scf.yield", operands=[record, wait])
+            with otherwise:
+                ready = wait
+                for source, name, static in zip(sources, last_sources, statics):
+                    _op("util.global.store", operands=[source], attributes={"global": f"@{name}"})
+                    ready = _queue_copy(device, affinity, ready, source, static)
+                _op("scf.yield", operands=[recorded, ready])
+            _op("scf.yield", operands=list(again.results))
+        _op("scf.yield", operands=list(known.results))
+    return in_place.results[0], in_place.results[1]
+
+
+def _queue_copy(device: ir.Value, affinity: ir.Value, wait: ir.Value, source: ir.Value, static: StaticBuffer) -> ir.Value:
+    """A queue copy of `source` into its static buffer after `wait` (none where `source` is that
+    buffer); the fence that follows it."""
     fence = ir.Type.parse("!hal.fence")
-    source = _op("hal.buffer_view.buffer", [ir.Type.parse("!hal.buffer")], [view]).result
     target = _load(static.name, "!hal.buffer")
     same = _op("util.cmp.eq", [ir.IntegerType.get_signless(1)], [source, target]).result
     choice = _op("scf.if", [fence], [same], regions=2)
@@ -439,6 +512,39 @@ def _copy_in(device: ir.Value, affinity: ir.Value, wait: ir.Value, view: ir.Valu
         _op("hal.device.queue.copy", operands=[device, affinity, wait, copied, source, zero, target, zero, _index(static.bytes)], attributes={"flags": "0 : i64"})
         _op("scf.yield", operands=[copied])
     return choice.results[0]
+
+
+def _record_copying(plan: ReplayPlan, statics: list[StaticBuffer], module: ir.Operation) -> None:
+    """`__<f>_replay_record_0_copying(sources...)`: the first recording with copies of the
+    given buffers into the static inputs first (each skipped where it is its static buffer),
+    then a barrier, then the recording's own commands."""
+    symbols = _top_level(module)
+    recorder = symbols[f"__{plan.function}_replay_record_0"]
+    copying = recorder.clone(ir.InsertionPoint(recorder))
+    copying.attributes["sym_name"] = ir.StringAttr.get(f"__{plan.function}_replay_record_0_copying")
+    buffer = ir.Type.parse("!hal.buffer")
+    copying.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([buffer] * len(statics), [ir.Type.parse("!hal.command_buffer")]))
+    if "tied_operands" in copying.attributes:
+        del copying.attributes["tied_operands"]
+    block = copying.regions[0].blocks[0]
+    sources = [block.add_argument(buffer, copying.location) for _ in statics]
+    body = [op.operation for op in block.operations]
+    create = next(i for i, op in enumerate(body) if op.name == "hal.command_buffer.create")
+    commands = body[create].results[0]
+    with ir.InsertionPoint(body[create + 1]), copying.location:  # a recording ends in finalize and return
+        i1 = ir.IntegerType.get_signless(1)
+        for source, static in zip(sources, statics):
+            target = _load(static.name, "!hal.buffer")
+            same = _op("util.cmp.eq", [i1], [source, target]).result
+            copy = _op("scf.if", [], [same], regions=2)
+            with ir.InsertionPoint(copy.regions[0].blocks.append()):
+                _op("scf.yield")
+            with ir.InsertionPoint(copy.regions[1].blocks.append()):
+                zero = _index(0)
+                _op("hal.command_buffer.copy_buffer", operands=[commands, source, zero, target, zero, _index(static.bytes)], attributes={"flags": "0 : i64"})
+                _op("scf.yield")
+        # Dispatch|Transfer|CommandRetire -> CommandIssue|Dispatch|Transfer, as IREE's own barriers
+        _op("hal.command_buffer.execution_barrier", operands=[commands], attributes={"flags": "0 : i64", "source_stage_mask": "28 : i32", "target_stage_mask": "13 : i32"})
 
 
 STATIC_INPUTS_PREFIX = "__schedc_static_inputs_"

@@ -21,7 +21,7 @@
 // CHECK-LABEL: util.func public @branches(
 //   CHECK-NOT:   hal.device.queue.execute.indirect
 //       CHECK:   hal.device.queue.copy
-//       CHECK:   hal.device.queue.execute<{{.+}} commands(%__branches_replay_commands_0)
+//       CHECK:   hal.device.queue.execute<{{.+}} commands(%{{.+}}#0)
 //       CHECK:   hal.device.queue.execute<{{.+}} commands(%__branches_replay_commands_1)
 // NUMBERS: result[0]: 256xfloat32 min=640 max=640 mean=640
 // STATIC: schedc: error: {{.*}}execution-graphs.mlir: --batch-buckets needs a function whose inputs have a dynamic batch (dimension 0)

@@ -74,6 +74,18 @@ util.func public @one_region$async(%arg0: !hal.buffer_view, %arg1: !hal.fence, %
   util.return %view : !hal.buffer_view
 }
 
+// For input buffers kept across calls: the recording below with the copies in front, so
+// they replay in the one graph (an input that is its static buffer is not copied).
+// CHECK-LABEL: util.func private @__one_region$async_replay_record_0_copying(%arg0: !hal.buffer) -> !hal.command_buffer
+//       CHECK:   %[[CCMD:.+]] = hal.command_buffer.create
+//  CHECK-NEXT:   %[[CIN:.+]] = util.global.load @__one_region$async_replay_input_0 : !hal.buffer
+//  CHECK-NEXT:   %[[CSAME:.+]] = util.cmp.eq %arg0, %[[CIN]] : !hal.buffer
+//  CHECK-NEXT:   scf.if %[[CSAME]] {
+//  CHECK-NEXT:   } else {
+//       CHECK:     hal.command_buffer.copy_buffer<%[[CCMD]] : !hal.command_buffer> source(%arg0 : !hal.buffer)[%{{.+}}] target(%[[CIN]] : !hal.buffer)[%{{.+}}] length(%{{.+}})
+//  CHECK-NEXT:   }
+//  CHECK-NEXT:   hal.command_buffer.execution_barrier<%[[CCMD]] : !hal.command_buffer>
+//  CHECK-NEXT:   hal.command_buffer.dispatch<%[[CCMD]] : !hal.command_buffer>
 // The recording is copied with the slots replaced by the static buffers and no binding
 // capacity; the constant stays bound as it was; the memoized original is gone.
 // CHECK-LABEL: util.func private @__one_region$async_replay_record_0()
@@ -91,24 +103,43 @@ util.func public @one_region$async(%arg0: !hal.buffer_view, %arg1: !hal.fence, %
 //  CHECK-NEXT:     (%[[TMP]] : !hal.buffer)[%{{.+}}, %{{.+}}],
 //  CHECK-NEXT:     (%[[OUT]] : !hal.buffer)[%{{.+}}, %{{.+}}]
 //   CHECK-NOT:   memoize
-// The call: no allocas, deallocas or binding tables; the input is copied into its static
-// buffer unless it is that buffer (then the submission waits on the caller's fence alone),
-// then the recording is submitted and signals the caller's fence.
+// The call: no allocas, deallocas or binding tables. An input that is its static buffer runs
+// the recording as it is; an input buffer kept from earlier calls runs the kept recording,
+// which copies it in first; the same buffer as the last call's records that recording (and
+// keeps both in mutable globals); any other buffer is queue-copied in and remembered. The
+// submission signals the caller's fence.
 // CHECK-LABEL: util.func public @one_region$async(
 //  CHECK-SAME:   iree.reflection = {schedc.static_results = "true"}
 //   CHECK-NOT:   hal.device.queue.alloca
 //       CHECK:   %[[OUT2:.+]] = util.global.load @__one_region$async_replay_alloca_0 : !hal.buffer
 //       CHECK:   %[[SRC:.+]] = hal.buffer_view.buffer<%arg0 : !hal.buffer_view>
-//       CHECK:   %[[IN2:.+]] = util.global.load @__one_region$async_replay_input_0 : !hal.buffer
+//  CHECK-NEXT:   %[[REC:.+]] = util.global.load @__one_region$async_replay_commands_0 : !hal.command_buffer
+//  CHECK-NEXT:   %[[IN2:.+]] = util.global.load @__one_region$async_replay_input_0 : !hal.buffer
 //  CHECK-NEXT:   %[[SAME:.+]] = util.cmp.eq %[[SRC]], %[[IN2]] : !hal.buffer
-//  CHECK-NEXT:   %[[READY:.+]] = scf.if %[[SAME]] -> (!hal.fence) {
-//  CHECK-NEXT:     scf.yield %[[WAIT:.+]] : !hal.fence
+//  CHECK-NEXT:   %[[CHOICE:.+]]:2 = scf.if %[[SAME]] -> (!hal.command_buffer, !hal.fence) {
+//  CHECK-NEXT:     scf.yield %[[REC]], %[[WAIT:.+]] : !hal.command_buffer, !hal.fence
 //  CHECK-NEXT:   } else {
-//  CHECK-NEXT:     %[[COPIED:.+]] = hal.fence.create
-//       CHECK:     hal.device.queue.copy<{{.+}}> affinity({{.+}}) wait(%[[WAIT]]) signal(%[[COPIED]]) source(%[[SRC]] : !hal.buffer)[%{{.+}}] target(%[[IN2]] : !hal.buffer)[%{{.+}}] length(%{{.+}})
-//  CHECK-NEXT:     scf.yield %[[COPIED]] : !hal.fence
-//       CHECK:   %[[REC:.+]] = util.global.load @__one_region$async_replay_commands_0 : !hal.command_buffer
-//  CHECK-NEXT:   hal.device.queue.execute<{{.+}}> affinity({{.+}}) wait(%[[READY]]) signal(%arg2) commands(%[[REC]])
+//  CHECK-NEXT:     %[[KEPTSRC:.+]] = util.global.load @__one_region$async_replay_kept_source_0 : !hal.buffer
+//  CHECK-NEXT:     %[[ISKEPT:.+]] = util.cmp.eq %[[SRC]], %[[KEPTSRC]] : !hal.buffer
+//  CHECK-NEXT:     %{{.+}}:2 = scf.if %[[ISKEPT]] -> (!hal.command_buffer, !hal.fence) {
+//  CHECK-NEXT:       %[[KEPT:.+]] = util.global.load @__one_region$async_replay_kept : !hal.command_buffer
+//  CHECK-NEXT:       scf.yield %[[KEPT]], %[[WAIT]] : !hal.command_buffer, !hal.fence
+//  CHECK-NEXT:     } else {
+//  CHECK-NEXT:       %[[LAST:.+]] = util.global.load @__one_region$async_replay_last_source_0 : !hal.buffer
+//  CHECK-NEXT:       %[[AGAIN:.+]] = util.cmp.eq %[[SRC]], %[[LAST]] : !hal.buffer
+//  CHECK-NEXT:       %{{.+}}:2 = scf.if %[[AGAIN]] -> (!hal.command_buffer, !hal.fence) {
+//  CHECK-NEXT:         %[[NEW:.+]] = util.call @__one_region$async_replay_record_0_copying(%[[SRC]]) : (!hal.buffer) -> !hal.command_buffer
+//  CHECK-NEXT:         util.global.store %[[NEW]], @__one_region$async_replay_kept : !hal.command_buffer
+//  CHECK-NEXT:         util.global.store %[[SRC]], @__one_region$async_replay_kept_source_0 : !hal.buffer
+//  CHECK-NEXT:         scf.yield %[[NEW]], %[[WAIT]] : !hal.command_buffer, !hal.fence
+//  CHECK-NEXT:       } else {
+//  CHECK-NEXT:         util.global.store %[[SRC]], @__one_region$async_replay_last_source_0 : !hal.buffer
+//       CHECK:           %[[COPIED:.+]] = hal.fence.create
+//       CHECK:           hal.device.queue.copy<{{.+}}> affinity({{.+}}) wait(%[[WAIT]]) signal(%[[COPIED]]) source(%[[SRC]] : !hal.buffer)[%{{.+}}] target(%{{.+}} : !hal.buffer)[%{{.+}}] length(%{{.+}})
+//  CHECK-NEXT:           scf.yield %[[COPIED]] : !hal.fence
+//  CHECK-NEXT:         }
+//  CHECK-NEXT:         scf.yield %[[REC]], %{{.+}} : !hal.command_buffer, !hal.fence
+//       CHECK:   hal.device.queue.execute<{{.+}}> affinity({{.+}}) wait(%[[CHOICE]]#1) signal(%arg2) commands(%[[CHOICE]]#0)
 //   CHECK-NOT:   hal.device.queue.dealloca
 //       CHECK:   hal.buffer_view.create buffer(%[[OUT2]] : !hal.buffer)
 // Static buffers sized from the allocas and the input's binding, allocated once; then the
@@ -124,6 +155,11 @@ util.func public @one_region$async(%arg0: !hal.buffer_view, %arg1: !hal.fence, %
 //       CHECK: util.global private @__one_region$async_replay_commands_0 : !hal.command_buffer
 //       CHECK: util.initializer {
 //  CHECK-NEXT:   util.call @__one_region$async_replay_record_0()
+// The kept recording and the buffers it copies, and the last call's buffers: mutable, null
+// until a call stores them.
+//       CHECK: util.global private mutable @__one_region$async_replay_kept : !hal.command_buffer
+//  CHECK-NEXT: util.global private mutable @__one_region$async_replay_kept_source_0 : !hal.buffer
+//  CHECK-NEXT: util.global private mutable @__one_region$async_replay_last_source_0 : !hal.buffer
 // The static input buffer, viewed for a caller that writes its input there itself.
 //       CHECK: util.func public @__schedc_static_inputs_one_region$async() -> !hal.buffer_view
 //  CHECK-SAME:   iree.reflection = {schedc.static_inputs_of = "one_region$async"}
@@ -229,15 +265,30 @@ util.func public @two_regions(%arg0: !hal.buffer_view, %arg1: !hal.buffer_view) 
 //   CHECK-DAG:   %[[IN1:.+]] = util.global.load @__two_regions_replay_input_1
 //       CHECK:   hal.command_buffer.copy_buffer<{{.+}}> source(%[[TAIL]] : !hal.buffer)[%{{.+}}] target(%[[HEAD]] : !hal.buffer)
 //  CHECK-NEXT:   hal.command_buffer.copy_buffer<{{.+}}> source(%[[IN1]] : !hal.buffer)[%{{.+}}] target(%[[HEAD]] : !hal.buffer)
-// Each input is copied in before the first submission that reads it.
+// Every input is copied in before the first submission: the kept recording copies both
+// (each where its input is not its static buffer), else queue copies chain both; the second
+// submission waits on the first alone.
 // CHECK-LABEL: util.func public @two_regions(
-//       CHECK:   %[[C0:.+]] = scf.if
-//       CHECK:     hal.device.queue.copy<{{.+}} source
-//       CHECK:   hal.device.queue.execute<{{.+}} wait(%[[C0]]) signal(%[[DONE0:[^)]+]]) commands(
-//       CHECK:   %[[C1:.+]] = scf.if
-//       CHECK:     scf.yield %[[DONE0]] : !hal.fence
-//       CHECK:     hal.device.queue.copy<{{.+}} wait(%[[DONE0]]) signal({{.+}}) source
-//       CHECK:   hal.device.queue.execute<{{.+}} wait(%[[C1]]) signal(%{{.+}}) commands(
+//       CHECK:   util.global.load @__two_regions_replay_alloca_0
+//  CHECK-NEXT:   hal.fence.create
+//  CHECK-NEXT:   %[[B0:.+]] = hal.buffer_view.buffer<%arg0 : !hal.buffer_view>
+//  CHECK-NEXT:   %[[B1:.+]] = hal.buffer_view.buffer<%arg1 : !hal.buffer_view>
+//  CHECK-NEXT:   util.global.load @__two_regions_replay_commands_0
+//  CHECK-NEXT:   util.global.load @__two_regions_replay_input_0
+//  CHECK-NEXT:   %[[S0:.+]] = util.cmp.eq %[[B0]], %{{.+}} : !hal.buffer
+//  CHECK-NEXT:   util.global.load @__two_regions_replay_input_1
+//  CHECK-NEXT:   %[[S1:.+]] = util.cmp.eq %[[B1]], %{{.+}} : !hal.buffer
+//  CHECK-NEXT:   %[[BOTH:.+]] = arith.andi %[[S0]], %[[S1]] : i1
+//  CHECK-NEXT:   %[[C0:.+]]:2 = scf.if %[[BOTH]] -> (!hal.command_buffer, !hal.fence) {
+//       CHECK:     util.global.load @__two_regions_replay_kept_source_1
+//       CHECK:       util.global.load @__two_regions_replay_last_source_1
+//       CHECK:         util.call @__two_regions_replay_record_0_copying(%[[B0]], %[[B1]])
+//       CHECK:         hal.device.queue.copy<{{.+}}> affinity({{.+}}) wait(%{{.+}}) signal(%[[COPIED0:[^)]+]]) source(%[[B0]] : !hal.buffer)
+//       CHECK:           scf.yield %[[COPIED0]] : !hal.fence
+//       CHECK:         hal.device.queue.copy<{{.+}}> affinity({{.+}}) wait(%{{.+}}) signal({{.+}}) source(%[[B1]] : !hal.buffer)
+//       CHECK:   hal.device.queue.execute<{{.+}} wait(%[[C0]]#1) signal(%[[DONE0:[^)]+]]) commands(%[[C0]]#0)
+//   CHECK-NOT:   scf.if
+//       CHECK:   hal.device.queue.execute<{{.+}} wait(%[[DONE0]]) signal(%{{.+}}) commands(
 //   CHECK-NOT:   hal.device.queue.execute.indirect
 //       CHECK:   util.global private @__two_regions_replay_alloca_0 : !hal.buffer
 //       CHECK:   hal.allocator.allocate<{{.+}}> {{.+}} : !hal.buffer{%c768}
