@@ -24,6 +24,7 @@ from .interop import (  # noqa: F401  (_DLPACK_CPU, copy_into_torch: the tests r
     _packed,
     _to_host,
     copy_into_torch,
+    wait_for_torch,
 )
 from .vmfb import check_module_file
 
@@ -100,6 +101,12 @@ def _device_in_message(message: str) -> str:
     return rest.partition('"')[0] if found else ""
 
 
+def _tensor_key(tensor) -> tuple:
+    """What makes a torch argument the same as an earlier one for an import: its memory,
+    shape, strides, dtype and device."""
+    return (tensor.data_ptr(), tensor.shape, tensor.stride(), tensor.dtype, tensor.device)
+
+
 class Function:
     """A module's exported function, called with numpy arrays, torch tensors or IREE arrays.
 
@@ -125,6 +132,7 @@ class Function:
         self._invoke = None  # the VM context's invoke, bound on the first call on buffer views
         # Per input slot: the last torch tensor imported through DLPack and its buffer view.
         self._imported: list[tuple | None] = []
+        self._last_keys: list[tuple] | None = None  # the last torch call's tensors (_tensor_key)
         # Per output slot: the last exported result buffer and the torch tensor over it.
         self._exported: list[tuple | None] = []
         # A replayed function's static input buffers: (views, torch tensors over them), or
@@ -138,8 +146,13 @@ class Function:
             module._collect_pending()
         dlpack = _dlpack_device(module.device_name, args)
         if dlpack is not None:
-            views = self._write_static_inputs(args, dlpack) if module.static_inputs else None
-            views = views if views is not None else self._import(args, dlpack)
+            keys = [_tensor_key(t) for t in args]
+            again, self._last_keys = keys == self._last_keys, keys
+            # The last call's tensors again: imported once, and the module's kept recording
+            # copies them in as part of its graph. Other tensors: torch writes them into the
+            # static inputs (a replayed module's; else they are imported).
+            views = self._write_static_inputs(args, dlpack) if module.static_inputs and not again else None
+            views = views if views is not None else self._import(args, dlpack, keys)
             tensors = self._export(self._invoke_views(views), dlpack)
             return _packed([t.clone() for t in tensors] if copy else tensors)
         if args and all(_is_device_array(a) for a in args):
@@ -202,8 +215,8 @@ class Function:
         (on torch's current stream, which the call then waits for); None where the module
         offers none or a tensor does not match its buffer (the call then imports it).
 
-        The module skips its own copy for an input that already is its static buffer: on CUDA
-        that copy is a queue operation of its own, and the submission waited on the host for it."""
+        The module skips its own copy for an input that already is its static buffer. Used for
+        tensors other than the last call's; those the module copies in itself (see __call__)."""
         import torch
 
         if self._static_inputs is None:
@@ -213,11 +226,14 @@ class Function:
         views, statics = self._static_inputs
         if len(statics) != len(tensors) or any(s.shape != t.shape or s.dtype != t.dtype or s.device != t.device for s, t in zip(statics, tensors)):
             return None
-        with torch.no_grad():
+        if any(t.requires_grad for t in tensors):  # copy_ would make the static buffer part of the autograd graph
+            with torch.no_grad():
+                for static, tensor in zip(statics, tensors):
+                    static.copy_(tensor)
+        else:
             for static, tensor in zip(statics, tensors):
                 static.copy_(tensor)
-        if dlpack[0] != _DLPACK_CPU:
-            torch.cuda.current_stream(tensors[0].device).synchronize()  # no shared timeline with IREE
+        wait_for_torch(dlpack)
         return views
 
     def _load_static_inputs(self, dlpack) -> tuple | None:
@@ -235,23 +251,20 @@ class Function:
             return None
         return views, tensors
 
-    def _import(self, tensors, dlpack) -> list:
+    def _import(self, tensors, dlpack, keys) -> list:
         """Buffer views over the tensors' memory, after torch's queued work on them is done.
 
         A contiguous tensor that comes back to the same slot with the same memory, shape,
-        strides and dtype reuses the view imported for it: the slot keeps the tensor, so its
-        memory cannot be freed and handed to another tensor meanwhile, and IREE reads the
-        memory (not a copy of it) on every call."""
-        import torch
-
-        if dlpack[0] != _DLPACK_CPU:
-            torch.cuda.current_stream(tensors[0].device).synchronize()  # no shared timeline with IREE
+        strides and dtype (`keys`, from _tensor_key) reuses the view imported for it: the slot
+        keeps the tensor, so its memory cannot be freed and handed to another tensor
+        meanwhile, and IREE reads the memory (not a copy of it) on every call. The same view
+        is the same IREE buffer, which a replayed module's kept recording copies from."""
+        wait_for_torch(dlpack)
         if len(self._imported) != len(tensors):
             self._imported = [None] * len(tensors)
         views = []
-        for i, tensor in enumerate(tensors):
+        for i, (tensor, key) in enumerate(zip(tensors, keys)):
             cached = self._imported[i]
-            key = (tensor.data_ptr(), tensor.shape, tensor.stride(), tensor.dtype, tensor.device)
             if cached is not None and cached[1] == key:
                 views.append(cached[2])
                 continue
