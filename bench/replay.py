@@ -23,7 +23,9 @@ the stream (execution="streams"), to tell the graph from the module.
 
 Per call: the median of 200 calls after 20 warm-ups, each synchronous (the call returns when
 its results are ready), with the input and the result as IREE device arrays (`device`), as
-torch CUDA tensors through DLPack (`torch`), and from numpy (`numpy`: copy in and out). The
+torch CUDA tensors through DLPack (`torch`: the same tensor every call, which the runtime
+imports once and the module's kept recording copies in; `alt`: two tensors in turn, which
+torch writes into the static input), and from numpy (`numpy`: copy in and out). The
 device-array and torch calls are timed interleaved (blocks of 20 calls each, in turn), so that
 drift of the machine falls on both; `torch/device` is the ratio of their medians.
 Kernel time: Nsight Compute's gpu__time_duration.sum of every kernel of KERNEL_CALLS calls
@@ -164,7 +166,13 @@ def run_one(folder: Path, execution: str, key: str, numpy: bool = True) -> None:
     except schedc.SchedcError as e:
         row.update(numpy_ms=float("nan"), max_rel_error_numpy=float("nan"), numpy_error=str(e))
     try:
-        calls = {"device_ms": lambda: module.forward(x_device), "torch_ms": lambda: module.forward(x_gpu)}
+        others, turn = [x_gpu.clone(), x_gpu.clone()], [0]
+
+        def torch_alternating():  # a tensor other than the last call's: torch writes it into the static input
+            turn[0] ^= 1
+            return module.forward(others[turn[0]])
+
+        calls = {"device_ms": lambda: module.forward(x_device), "torch_ms": lambda: module.forward(x_gpu), "torch_alternating_ms": torch_alternating}
         calls.update(_static_input_calls(module, x_gpu))
         row.update(zip(calls, interleaved_medians(list(calls.values()))))
         row["torch_over_device"] = row["torch_ms"] / row["device_ms"]
@@ -310,14 +318,15 @@ def table(folder: Path) -> None:
             rows.update(json.loads(path.read_text()))
     for ncu in sorted(folder.glob("ncu.*.csv")):  # ncu.<execution>.<key,key,...>.csv
         kernel.update(kernel_times(ncu, ncu.name.split(".", 2)[2][: -len(".csv")].split(",")))
-    print("ms per call (median): device = IREE device arrays in and out; torch = CUDA tensors, written into the")
-    print("static inputs by torch; import = CUDA tensors imported through DLPack, copied in by the module; in-place =")
-    print("device arrays that are the static inputs (no copy). overhead = call - kernel sum (us); copy = one IREE queue copy")
-    print("and its wait (us); t-copy = torch's copy into the static input and the stream's wait (us), alone")
-    columns = ("device", "torch", "import", "in-place", "numpy")
+    print("ms per call (median): device = the same IREE device array in and out every call; torch = the same CUDA")
+    print("tensor every call (imported once, copied in by the module's kept recording); alt = two CUDA tensors in turn,")
+    print("written into the static inputs by torch; import = CUDA tensors imported through DLPack, never written by torch;")
+    print("in-place = device arrays that are the static inputs (no copy). overhead = call - kernel sum (us); copy = one")
+    print("IREE queue copy and its wait (us); t-copy = torch's copy into the static input and the stream's wait (us), alone")
+    columns = ("device", "torch", "alt", "import", "in-place", "numpy")
     print(f"{'model':<12}{'variant':<15}" + "".join(f"{c:>9}" for c in columns) + f"{'kernels':>8}{'kernel us':>10}"
-          + "".join(f"{'ovh ' + c:>13}" for c in columns[:4]) + f"{'copy us':>8}{'t-copy us':>10}{'host B':>7}{'rel err':>9}")
-    keys = ("device_ms", "torch_ms", "torch_import_ms", "in_place_ms", "numpy_ms")
+          + "".join(f"{'ovh ' + c:>13}" for c in columns[:5]) + f"{'copy us':>8}{'t-copy us':>10}{'host B':>7}{'rel err':>9}")
+    keys = ("device_ms", "torch_ms", "torch_alternating_ms", "torch_import_ms", "in_place_ms", "numpy_ms")
     for name in MODELS:
         for variant in VARIANTS:
             row, k = rows.get(f"{name}.{variant}"), kernel.get(f"{name}.{variant}", {})
@@ -329,7 +338,7 @@ def table(folder: Path) -> None:
             kernel_us = k.get("kernel_us", float("nan"))
             times = [row.get(key, float("nan")) for key in keys]
             print(f"{name:<12}{variant:<15}" + "".join(f"{t:>9.3f}" for t in times) + f"{k.get('kernels_per_call', 0):>8.0f}{kernel_us:>10.1f}"
-                  + "".join(f"{t * 1000 - kernel_us:>13.1f}" for t in times[:4])
+                  + "".join(f"{t * 1000 - kernel_us:>13.1f}" for t in times[:5])
                   + f"{row.get('queue_copy_ms', float('nan')) * 1000:>8.1f}{row.get('copy_sync_ms', float('nan')) * 1000:>10.1f}"
                   + f"{row['torch_host_bytes']:>7}{row['max_rel_error']:>9.1e}")
         for ref in ("torch-eager", "torch-compile"):
