@@ -268,21 +268,35 @@ def apply_replay(plan: ReplayPlan, function: ir.Operation, module: ir.Operation)
             statics = {b.source: b for b in plan.buffers}
             _record_copying(plan, [statics[f"input {i}"] for i in inputs], module)
         _rewrite_call(plan, function, commands, end)
-        _mark_replayed(function)
+        _mark_replayed(plan, function)
         _add_static_inputs_function(plan, function, module)
 
 
 REFLECTION_REPLAYED = "schedc.static_results"
+REFLECTION_STATIC_SLOTS = "schedc.static_result_slots"
 
 
-def _mark_replayed(function: ir.Operation) -> None:
+def _mark_replayed(plan: ReplayPlan, function: ir.Operation) -> None:
     """Says in the function's reflection that its results live in static buffers (the
-    runtime copies numpy results and documents torch ones as overwritten by the next call)."""
+    runtime copies numpy results and documents torch ones as overwritten by the next call),
+    and which results are views of the same static buffer on every call (a comma list of
+    result positions: the runtime hands out the tensor it exported for one again, unchecked)."""
+    statics = {b.name for b in plan.buffers}
+    returned = next(op for op in _body(function) if op.name == "util.return")
+    slots = []
+    for position, value in enumerate(returned.operands):
+        view = value.owner
+        if isinstance(view, ir.Block) or view.name != "hal.buffer_view.create":
+            continue
+        load = view.operands[0].owner
+        if not isinstance(load, ir.Block) and load.name == "util.global.load" and _symbol(load, "global") in statics:
+            slots.append(str(position))
     entries = {}
     if "iree.reflection" in function.attributes:
         old = ir.DictAttr(function.attributes["iree.reflection"])
         entries = {old[i].name: old[i].attr for i in range(len(old))}
     entries[REFLECTION_REPLAYED] = ir.StringAttr.get("true")
+    entries[REFLECTION_STATIC_SLOTS] = ir.StringAttr.get(",".join(slots))
     function.attributes["iree.reflection"] = ir.DictAttr.get(entries)
 
 

@@ -109,7 +109,7 @@ util.func public @one_region$async(%arg0: !hal.buffer_view, %arg1: !hal.fence, %
 // keeps both in mutable globals); any other buffer is queue-copied in and remembered. The
 // submission signals the caller's fence.
 // CHECK-LABEL: util.func public @one_region$async(
-//  CHECK-SAME:   iree.reflection = {schedc.static_results = "true"}
+//  CHECK-SAME:   iree.reflection = {schedc.static_result_slots = "0", schedc.static_results = "true"}
 //   CHECK-NOT:   hal.device.queue.alloca
 //       CHECK:   %[[OUT2:.+]] = util.global.load @__one_region$async_replay_alloca_0 : !hal.buffer
 //       CHECK:   %[[SRC:.+]] = hal.buffer_view.buffer<%arg0 : !hal.buffer_view>
