@@ -15,9 +15,10 @@ teardown (H200, 2026-11-30).
 
 Models (bench/models.py, batch 1): inception, randwire (branchy), transformer. Variants:
 `iree-default` (IREE alone, stream execution: its default path), `replay-serial` (schedc's
-memory-order + arena-plan, kernels serialized, replayed with --execution=graphs) and
+memory-order + arena-plan, kernels serialized, replayed with --execution=graphs),
 `replay-waves` (the same plus stream-schedule{mode=max-concurrency}: its waves become
-parallel branches of the one recorded graph). Each module runs in a process of its own (IREE
+parallel branches of the one recorded graph), and `iree-k-serial` / `iree-k-waves` (the two
+replays with IREE's own kernel configs, --no-tuning, whose kernels leave most SMs idle). Each module runs in a process of its own (IREE
 reads the CUDA driver's mode once per process); a replayed module that fails is run again on
 the stream (execution="streams"), to tell the graph from the module.
 
@@ -58,10 +59,13 @@ from timing import load_model, median_ms, save_model  # noqa: E402
 
 REPEATS, WARMUP, KERNEL_CALLS = 200, 20, 5
 MODELS = ("inception", "randwire", "transformer")
-VARIANTS = {  # name -> (schedc pipeline or None for IREE alone, execution)
-    "iree-default": (None, "streams"),
-    "replay-serial": ("memory-order,arena-plan", "graphs"),
-    "replay-waves": ("memory-order,stream-schedule{mode=max-concurrency streams=8},arena-plan", "graphs"),
+SERIAL, WAVES = "memory-order,arena-plan", "memory-order,stream-schedule{mode=max-concurrency streams=8},arena-plan"
+VARIANTS = {  # name -> (schedc pipeline or None for IREE alone, execution, schedc's kernel configs)
+    "iree-default": (None, "streams", False),
+    "replay-serial": (SERIAL, "graphs", True),
+    "replay-waves": (WAVES, "graphs", True),
+    "iree-k-serial": (SERIAL, "graphs", False),  # the same with IREE's own kernel configs (--no-tuning)
+    "iree-k-waves": (WAVES, "graphs", False),
 }
 
 
@@ -73,8 +77,8 @@ def prepare(folder: Path) -> None:
     manifest = {}
     for name in MODELS:
         mlir = save_model(folder, name)
-        for variant, (pipeline, execution) in VARIANTS.items():
-            options = CompileOptions(resolve_target("cuda"), passes=pipeline, schedc_passes=pipeline is not None, execution=execution)
+        for variant, (pipeline, execution, tuning) in VARIANTS.items():
+            options = CompileOptions(resolve_target("cuda"), passes=pipeline, schedc_passes=pipeline is not None, execution=execution, tuning=tuning)
             result = compile_with_options(mlir, options)
             (folder / f"{name}.{variant}.vmfb").write_bytes(result.output)
             manifest[f"{name}.{variant}"] = {"execution": execution, **result.records.get("static-replay", {}).get("forward$async", {})}
@@ -83,7 +87,7 @@ def prepare(folder: Path) -> None:
 
 
 def _variants(execution: str) -> list[str]:
-    return [v for v, (_, e) in VARIANTS.items() if e == execution]
+    return [v for v, (_, e, _) in VARIANTS.items() if e == execution]
 
 
 def _host_bytes(module) -> int:
@@ -155,6 +159,10 @@ def run_one(folder: Path, execution: str, key: str, numpy: bool = True) -> None:
     with torch.no_grad():
         expected = model(x_gpu).cpu().numpy()
     module = schedc.load(folder / f"{key}.vmfb", device="cuda", execution=execution)
+    # The torch calls' own instance of the module (a VM context of its own): a replayed module
+    # keeps one recording for the input buffers it is called with, which calls on device
+    # arrays and on torch tensors, timed in turn, would otherwise take from each other.
+    tmodule = schedc.load(folder / f"{key}.vmfb", device="cuda", execution=execution)
     x_device = rt.asdevicearray(module.device, x)
     scale = max(float(np.abs(expected).max()), 1e-30)
     row = {"execution": execution}
@@ -170,23 +178,23 @@ def run_one(folder: Path, execution: str, key: str, numpy: bool = True) -> None:
 
         def torch_alternating():  # a tensor other than the last call's: torch writes it into the static input
             turn[0] ^= 1
-            return module.forward(others[turn[0]])
+            return tmodule.forward(others[turn[0]])
 
-        calls = {"device_ms": lambda: module.forward(x_device), "torch_ms": lambda: module.forward(x_gpu), "torch_alternating_ms": torch_alternating}
-        calls.update(_static_input_calls(module, x_gpu))
+        calls = {"device_ms": lambda: module.forward(x_device), "torch_ms": lambda: tmodule.forward(x_gpu), "torch_alternating_ms": torch_alternating}
+        calls.update(_static_input_calls(module, tmodule, x_gpu))
         row.update(zip(calls, interleaved_medians(list(calls.values()))))
         row["torch_over_device"] = row["torch_ms"] / row["device_ms"]
         row["queue_copy_ms"] = _queue_copy_ms(module, x_device)
-        before = _host_bytes(module)
+        before = _host_bytes(tmodule)
         for _ in range(50):
-            result = module.forward(x_gpu)
-        row["torch_host_bytes"] = _host_bytes(module) - before
+            result = tmodule.forward(x_gpu)
+        row["torch_host_bytes"] = _host_bytes(tmodule) - before
         row["torch_result_device"] = str(result.device)
-        row["torch_result_static"] = result.data_ptr() == module.forward(x_gpu).data_ptr()  # the static buffer, no copy
+        row["torch_result_static"] = result.data_ptr() == tmodule.forward(x_gpu).data_ptr()  # the static buffer, no copy
         stream = torch.cuda.current_stream()
         row["stream_sync_ms"] = median_ms(stream.synchronize, REPEATS, WARMUP)  # the torch path's one wait, alone
-        if module.forward._static_inputs:  # the torch path's copy into the static input and its wait, alone
-            static = module.forward._static_inputs[1][0]
+        if tmodule.forward._static_inputs:  # the torch path's copy into the static input and its wait, alone
+            static = tmodule.forward._static_inputs[1][0]
             row["copy_sync_ms"] = median_ms(lambda: (static.copy_(x_gpu), stream.synchronize()), REPEATS, WARMUP)
             row["kernel_copy_sync_ms"] = median_ms(lambda: (torch.mul(x_gpu, 1, out=static), stream.synchronize()), REPEATS, WARMUP)
         row["max_rel_error"] = float(np.abs(result.cpu().numpy() - expected).max()) / scale
@@ -197,25 +205,27 @@ def run_one(folder: Path, execution: str, key: str, numpy: bool = True) -> None:
     (folder / f"result.{key}.json").write_text(json.dumps(row))
 
 
-def _static_input_calls(module, x_gpu) -> dict:
+def _static_input_calls(module, tmodule, x_gpu) -> dict:
     """For a replayed module that offers its static input buffers: the torch call that imports
-    its tensor through DLPack instead (the module copies it in: `torch_import_ms`), and a call
-    on device arrays that already are the static buffers (no copy at all: `in_place_ms`)."""
+    its tensor through DLPack instead of writing it there (the module copies it in:
+    `torch_import_ms`, on the torch calls' instance), and a call on device arrays that already
+    are the static buffers (no copy at all: `in_place_ms`)."""
     import iree.runtime as rt
 
-    function = module.forward
-    function(x_gpu)  # the first torch call looks the static inputs up
-    static = function._static_inputs
-    if not static:
+    for instance in (module, tmodule):
+        instance.forward(x_gpu)  # the first torch call looks the static inputs up
+    static, function = module.forward._static_inputs, tmodule.forward
+    if not static or not function._static_inputs:
         return {}
     in_place = rt.DeviceArray(module.device, static[0][0])
 
     def torch_import():
+        kept = function._static_inputs
         function._static_inputs = False
         try:
             function(x_gpu)
         finally:
-            function._static_inputs = static
+            function._static_inputs = kept
 
     return {"torch_import_ms": torch_import, "in_place_ms": lambda: module.forward(in_place)}
 
@@ -348,6 +358,9 @@ def table(folder: Path) -> None:
         if serial and waves and "device_ms" in serial and "device_ms" in waves:
             print(f"  waves replayed vs serial replay: {serial['device_ms'] / waves['device_ms']:.2f}x; torch tensors vs "
                   f"device arrays: {serial['torch_ms'] / serial['device_ms']:.3f}x (serial), {waves['torch_ms'] / waves['device_ms']:.3f}x (waves)")
+        serial, waves = rows.get(f"{name}.iree-k-serial"), rows.get(f"{name}.iree-k-waves")
+        if serial and waves and "device_ms" in serial and "device_ms" in waves:
+            print(f"  with IREE's own kernel configs: waves vs serial replay {serial['device_ms'] / waves['device_ms']:.2f}x")
 
 
 def main() -> int:
