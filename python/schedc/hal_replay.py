@@ -14,12 +14,14 @@ The rewrite, per exported function:
     recording         a copy of each memoize function with the slots replaced by those
                       globals (a subspan where a slot is a part of one) and no binding
                       capacity: a direct command buffer, recorded once into a global
-    the call          copies its inputs into their static buffers (a command buffer of
-                      copies, recorded again only when the input buffers are not the last
-                      call's; skipped where the inputs are their static buffers), submits the
-                      recorded command buffers (hal.device.queue.execute), and returns views
-                      of the static output buffers; the allocas and deallocas go (their
-                      fences are forwarded)
+    the call          copies its inputs into their static buffers, submits the recorded
+                      command buffers (hal.device.queue.execute), and returns views of the
+                      static output buffers; the allocas and deallocas go (their fences are
+                      forwarded). The copies: none where the inputs are their static buffers;
+                      for input buffers two calls in a row passed, a second recording of the
+                      first submission with the copies in front, kept for those buffers (the
+                      copies replay inside the one graph); else queue copies
+                      (hal.device.queue.copy) before the submission
     static inputs     `__schedc_static_inputs_<f>()` returns views of the static input
                       buffers, for a caller that writes its inputs there itself (the runtime
                       does for torch tensors: torch copies them on its own stream)
@@ -313,13 +315,10 @@ def _load(global_name: str, type_text: str) -> ir.Value:
     return _op("util.global.load", [ir.Type.parse(type_text)], attributes={"global": f"@{global_name}"}).result
 
 
-def _global(name: str, type_text: str) -> None:
-    _op("util.global", attributes={"sym_name": f'"{name}"', "sym_visibility": '"private"', "type": type_text})
-
-
-def _mutable_global(name: str, type_text: str) -> None:
-    """A global the call stores into (null until it does)."""
-    _op("util.global", attributes={"sym_name": f'"{name}"', "sym_visibility": '"private"', "type": type_text, "is_mutable": "unit"})
+def _global(name: str, type_text: str, mutable: bool = False) -> None:
+    """A private global; a mutable one is what a call stores into (null until it does)."""
+    attributes = {"sym_name": f'"{name}"', "sym_visibility": '"private"', "type": type_text}
+    _op("util.global", attributes={**attributes, "is_mutable": "unit"} if mutable else attributes)
 
 
 def _initializer() -> ir.Block:
@@ -466,12 +465,12 @@ def _copy_in(plan: ReplayPlan, device: ir.Value, affinity: ir.Value, wait: ir.Va
     buffer, command_buffer = ir.Type.parse("!hal.buffer"), ir.Type.parse("!hal.command_buffer")
     kept, kept_sources, last_sources = f"__{plan.function}_replay_kept", [], []
     with end:
-        _mutable_global(kept, "!hal.command_buffer")
+        _global(kept, "!hal.command_buffer", mutable=True)
         for i in range(len(views)):
             kept_sources.append(f"{kept}_source_{i}")
             last_sources.append(f"__{plan.function}_replay_last_source_{i}")
-            _mutable_global(kept_sources[-1], "!hal.buffer")
-            _mutable_global(last_sources[-1], "!hal.buffer")
+            _global(kept_sources[-1], "!hal.buffer", mutable=True)
+            _global(last_sources[-1], "!hal.buffer", mutable=True)
 
     def same_as(sources: list[ir.Value], names: list[str]) -> ir.Value:
         flags = [_op("util.cmp.eq", [i1], [s, _load(n, "!hal.buffer")]).result for s, n in zip(sources, names)]
