@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,9 @@ from .vmfb import check_module_file
 EXECUTIONS = ("streams", "graphs")
 # static-replay's export of a function's static input buffers (schedc.hal_replay).
 STATIC_INPUTS_PREFIX = "__schedc_static_inputs_"
+WAITS = ("spin", "block")
+# How long a replayed GPU call polls its fence before it blocks (Function._invoke_spinning).
+SPIN_SECONDS = 0.005
 # IREE reads its driver flags once, when a process creates its first device of that driver:
 # the execution mode each GPU driver was started with in this process.
 _STARTED: dict[str, str] = {}
@@ -146,6 +150,10 @@ class Function:
         self._static_inputs = None
         self._staging: HostStaging | None = None  # a replayed function's numpy calls' host buffers
         self._static_slots: frozenset[int] | None = None  # results always in the same static buffer
+        # Module.wait == "spin": (the `$async` twin, a semaphore of this function's calls), or
+        # False (the synchronous export); None until the first call looks.
+        self._spin: tuple | bool | None = None
+        self._signalled = 0  # the semaphore's value after the last call
 
     def __call__(self, *args, copy: bool = False):
         module = self._module
@@ -212,13 +220,22 @@ class Function:
             module = self._module
             self._vm_function = self._vm_function or module._vm_module.lookup_function(self.name)
             self._invoke, self._new_list, self._view_type = module._context.vm_context.invoke, rt.VmVariantList, rt.HalBufferView
-        arguments = self._new_list(len(views))
+        if self._spin is None:
+            module = self._module
+            twin = module._vm_module.lookup_function(f"{self.name}$async") if module.wait == "spin" else None
+            self._spin = (twin, module._config.device.create_semaphore(0)) if twin is not None else False
+        arguments = self._new_list(len(views) + 2)
         for view in views:
             arguments.push_ref(view)
         results = self._new_list(4)
         try:
-            self._invoke(self._vm_function, arguments, results)
+            if self._spin:
+                self._invoke_spinning(arguments, results)
+            else:
+                self._invoke(self._vm_function, arguments, results)
         except (RuntimeError, ValueError, TypeError) as e:
+            if self._spin:  # a failed fence fails its semaphore: the next call makes another
+                self._spin, self._signalled = None, 0
             raise SchedcError(f"calling {self.name} failed: {_first_line(e)}") from None
         outputs = []
         for i in range(results.size):
@@ -227,6 +244,29 @@ class Function:
             except (RuntimeError, ValueError, TypeError):  # not a buffer: a scalar, a list
                 outputs.append(results.get_variant(i))
         return outputs
+
+    def _invoke_spinning(self, arguments, results) -> None:
+        """The call through the function's fence-taking twin (`f$async`), waiting for its
+        fence by polling it (for SPIN_SECONDS at most, then blocking).
+
+        The synchronous export blocks in IREE's fence wait, and the thread that wakes from it
+        after a replay of a few hundred microseconds pays for the wake-up: on an H200 the
+        polled call took 11-25 us less (bench/replay.py's models, in place). CUDA's own
+        synchronization spins the same way by default while the host has cores to spare."""
+        import iree.runtime as rt
+
+        twin, semaphore = self._spin
+        ready = rt.HalFence.create_at(semaphore, self._signalled)
+        done = rt.HalFence.create_at(semaphore, self._signalled + 1)
+        arguments.push_ref(ready)
+        arguments.push_ref(done)
+        self._invoke(twin, arguments, results)
+        deadline = time.perf_counter() + SPIN_SECONDS
+        while not done.wait(timeout=0):
+            if time.perf_counter() > deadline:
+                done.wait()
+                break
+        self._signalled += 1
 
     def _write_static_inputs(self, tensors, dlpack) -> list | None:
         """A replayed module's static input buffers, with the tensors copied into them by torch
@@ -467,11 +507,13 @@ class PendingCall:
 class Module:
     """A compiled .vmfb loaded on one device; its exported functions are attributes."""
 
-    def __init__(self, path: str, device: str, execution: str | None = None, static_inputs: bool = True):
+    def __init__(self, path: str, device: str, execution: str | None = None, static_inputs: bool = True, wait: str | None = None):
         import iree.runtime as rt
 
         if not Path(path).is_file():
             raise RuntimeLoadError(f"{path}: no such file")
+        if wait is not None and wait not in WAITS:
+            raise RuntimeLoadError(f"unknown wait '{wait}'; valid: {', '.join(WAITS)}")
         check_module_file(path)  # IREE maps a module unchecked: a damaged one can crash the process
         if execution is not None and execution not in EXECUTIONS:
             raise RuntimeLoadError(f"unknown execution '{execution}'; valid: {', '.join(EXECUTIONS)}")
@@ -516,6 +558,8 @@ class Module:
         )
         # Torch writes its inputs into a replayed module's static input buffers (see load).
         self.static_inputs = static_inputs and self.replayed
+        # How a replayed module's synchronous call waits for the device (see load).
+        self.wait = wait or ("spin" if self.replayed and driver in ("cuda", "hip") else "block")
         self._pending: PendingCall | None = None
 
     def static_result_slots(self, name: str) -> frozenset[int]:
@@ -572,7 +616,7 @@ class Module:
         return self.functions[name]
 
 
-def load(path: str, device: str = "local-task", execution: str | None = None, static_inputs: bool = True) -> Module:
+def load(path: str, device: str = "local-task", execution: str | None = None, static_inputs: bool = True, wait: str | None = None) -> Module:
     """Loads a compiled module on `device` (local-task, local-sync, cuda, hip or vulkan).
 
     `execution` ("streams" or "graphs", for cuda and hip) chooses how IREE replays command
@@ -580,12 +624,16 @@ def load(path: str, device: str = "local-task", execution: str | None = None, st
     branches. By default, the mode the module was compiled for.
 
     `static_inputs` (on by default; it matters for replayed modules called with torch
-    tensors): torch copies the inputs, on its stream, into the module's static input buffers,
-    and the module skips its own copy (on CUDA an IREE queue operation that the replay waits
-    for on the host). Off, the module imports each tensor through DLPack and copies it itself.
-    Measured on an H200 (bench/replay.py): a torch call takes 0.94-1.10x the time of a call
-    on device arrays with it, 1.16-1.22x without."""
-    return Module(str(path), device, execution, static_inputs)
+    tensors): torch copies a tensor other than the last call's, on its stream, into the
+    module's static input buffer, and the module skips its own copy (for a new buffer an IREE
+    queue copy that the replay waits for on the host). Off, the module imports each tensor
+    through DLPack and copies it itself.
+
+    `wait` ("spin" or "block"): how a synchronous call of a replayed module waits for the
+    device. "spin" (the default on cuda and hip) polls the call's fence for up to 5 ms, then
+    blocks; "block" (the default elsewhere: the CPU drivers' workers need the cores) blocks
+    in IREE's wait at once."""
+    return Module(str(path), device, execution, static_inputs, wait)
 
 
 def _module_execution(path: str) -> str:

@@ -76,6 +76,23 @@ def test_device_arrays_in_turn_are_copied_from_the_buffer_each_call_passes(repla
         np.testing.assert_allclose(result, reference(model, values[turn]), rtol=1e-5, atol=1e-5)
 
 
+def test_a_spinning_wait_gives_the_same_results_and_is_the_gpu_default_only(replayed_mlp):
+    """wait="spin" calls the function's fence-taking twin and polls its fence; the CPU drivers
+    block by default (their workers need the cores), and an unknown wait is an error."""
+    model, (x,), path = replayed_mlp
+    assert schedc.load(path).wait == "block"
+    module = schedc.load(path, wait="spin")
+    generator = np.random.default_rng(2)
+    for _ in range(3):
+        value = generator.standard_normal(x.shape).astype(np.float32)
+        np.testing.assert_allclose(module.forward(value), reference(model, value), rtol=1e-5, atol=1e-5)
+        tensor = torch.from_numpy(value)
+        np.testing.assert_allclose(module.forward(tensor).numpy(), reference(model, value), rtol=1e-5, atol=1e-5)
+    assert module.forward._spin and module.forward._signalled == 6
+    with pytest.raises(schedc.RuntimeLoadError, match="unknown wait 'busy'; valid: spin, block"):
+        schedc.load(path, wait="busy")
+
+
 def test_numpy_calls_go_through_one_pinned_host_buffer_per_slot(replayed_mlp):
     # IREE's own numpy path lets the device read the caller's registered memory, which
     # failed in CUDA graph mode; a replay's numpy calls use host buffers of its own, reused.
