@@ -18,9 +18,10 @@ Models (bench/models.py, batch 1): inception, randwire (branchy), transformer. V
 memory-order + arena-plan, kernels serialized, replayed with --execution=graphs),
 `replay-waves` (the same plus stream-schedule{mode=max-concurrency}: its waves become
 parallel branches of the one recorded graph), and `iree-k-serial` / `iree-k-waves` (the two
-replays with IREE's own kernel configs, --no-tuning, whose kernels leave most SMs idle). Each module runs in a process of its own (IREE
-reads the CUDA driver's mode once per process); a replayed module that fails is run again on
-the stream (execution="streams"), to tell the graph from the module.
+replays with IREE's own kernel configs, --no-tuning, whose kernels leave most SMs idle). Each
+module runs in a process of its own (IREE reads the CUDA driver's mode once per process); a
+replayed module that fails is run again on the stream (execution="streams"), to tell the
+graph from the module.
 
 Per call: the median of 200 calls after 20 warm-ups, each synchronous (the call returns when
 its results are ready), with the input and the result as IREE device arrays (`device`), as

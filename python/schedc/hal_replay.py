@@ -109,6 +109,18 @@ class ReplayPlan:
     def static_bytes(self) -> int:
         return sum(b.bytes for b in self.buffers)
 
+    @property
+    def copied_inputs(self) -> list[tuple[int, StaticBuffer]]:
+        """The call's inputs that are copied in (each once, in the order of first use), with
+        their static buffers."""
+        statics = {b.source: b for b in self.buffers}
+        return [(i, statics[f"input {i}"]) for submission in self.submissions for i in submission.inputs]
+
+    def recording(self, number: int) -> tuple[str, str]:
+        """Submission `number`'s direct recording: the function that records it and the global
+        that holds the recorded command buffer."""
+        return f"__{self.function}_replay_record_{number}", f"__{self.function}_replay_commands_{number}"
+
 
 # ---------------------------------------------------------------------------------------------
 # Reading the IR
@@ -265,10 +277,8 @@ def apply_replay(plan: ReplayPlan, function: ir.Operation, module: ir.Operation)
             _record_direct(plan, i, submission, symbols[submission.recorder], end)
             for i, submission in enumerate(plan.submissions)
         ]
-        inputs = [i for submission in plan.submissions for i in submission.inputs]
-        if inputs:
-            statics = {b.source: b for b in plan.buffers}
-            _record_copying(plan, [statics[f"input {i}"] for i in inputs], module)
+        if plan.copied_inputs:
+            _record_copying(plan, [static for _, static in plan.copied_inputs], module)
         _rewrite_call(plan, function, commands, end)
         _mark_replayed(plan, function)
         _add_static_inputs_function(plan, function, module)
@@ -346,7 +356,7 @@ def _allocate_static_buffers(plan: ReplayPlan, end: ir.InsertionPoint) -> None:
 def _record_direct(plan: ReplayPlan, number: int, submission: Submission, recorder: ir.Operation, end: ir.InsertionPoint) -> str:
     """A copy of the memoized recording with direct bindings, recorded once into a global."""
     direct = recorder.clone(ir.InsertionPoint(recorder))  # beside the original, before its users
-    name = f"__{plan.function}_replay_record_{number}"
+    name, commands = plan.recording(number)
     direct.attributes["sym_name"] = ir.StringAttr.get(name)
     block = direct.regions[0].blocks[0]
     body = [op.operation for op in block.operations]
@@ -383,7 +393,6 @@ def _record_direct(plan: ReplayPlan, number: int, submission: Submission, record
             op.operands[position] = slot_buffer(slot)
         if op.name == "hal.command_buffer.create" and len(op.operands) == 3:
             _without_binding_capacity(op)
-    commands = f"__{plan.function}_replay_commands_{number}"
     with end:
         _global(commands, "!hal.command_buffer")
         init = _initializer()
@@ -425,13 +434,13 @@ def _rewrite_call(plan: ReplayPlan, function: ir.Operation, commands: list[str],
             op.results[0].replace_all_uses_with(static)
             _forward_fence(op)
     # Submissions: copy the inputs in, then submit the recorded command buffer.
-    inputs = [i for submission in plan.submissions for i in submission.inputs]  # each once, in first use
+    copied = plan.copied_inputs
     for number, (execute, name) in enumerate(zip(executes, commands)):
         device, affinity, wait, signal = list(execute.operands)[:4]
         with ir.InsertionPoint(execute), execute.location:
-            if number == 0 and inputs:  # every input copied in before the first submission
-                views = [block.arguments[i] for i in inputs]
-                recorded, wait = _copy_in(plan, device, affinity, wait, views, [statics[f"input {i}"] for i in inputs], end)
+            if number == 0 and copied:  # every input copied in before the first submission
+                views = [block.arguments[i] for i, _ in copied]
+                recorded, wait = _copy_in(plan, device, affinity, wait, views, [static for _, static in copied], end)
             else:
                 recorded = _load(name, "!hal.command_buffer")
             _op("hal.device.queue.execute", operands=[device, affinity, wait, signal, recorded], attributes={"flags": "0 : i64"})
@@ -483,7 +492,7 @@ def _copy_in(plan: ReplayPlan, device: ir.Value, affinity: ir.Value, wait: ir.Va
         return choice, ir.InsertionPoint(choice.regions[0].blocks.append()), ir.InsertionPoint(choice.regions[1].blocks.append())
 
     sources = [_op("hal.buffer_view.buffer", [buffer], [view]).result for view in views]
-    recorded = _load(f"__{plan.function}_replay_commands_0", "!hal.command_buffer")
+    recorded = _load(plan.recording(0)[1], "!hal.command_buffer")
     in_place, then, otherwise = branch(same_as(sources, [static.name for static in statics]))
     with then:
         _op("scf.yield", operands=[recorded, wait])
@@ -494,7 +503,7 @@ def _copy_in(plan: ReplayPlan, device: ir.Value, affinity: ir.Value, wait: ir.Va
         with otherwise:
             again, then, otherwise = branch(same_as(sources, last_sources))
             with then:
-                record = _op("util.call", [command_buffer], sources, {"callee": f"@__{plan.function}_replay_record_0_copying"}).result
+                record = _op("util.call", [command_buffer], sources, {"callee": f"@{plan.recording(0)[0]}_copying"}).result
                 _op("util.global.store", operands=[record], attributes={"global": f"@{kept}"})
                 for source, name in zip(sources, kept_sources):
                     _op("util.global.store", operands=[source], attributes={"global": f"@{name}"})
@@ -532,9 +541,10 @@ def _record_copying(plan: ReplayPlan, statics: list[StaticBuffer], module: ir.Op
     given buffers into the static inputs first (each skipped where it is its static buffer),
     then a barrier, then the recording's own commands."""
     symbols = _top_level(module)
-    recorder = symbols[f"__{plan.function}_replay_record_0"]
+    name = plan.recording(0)[0]
+    recorder = symbols[name]
     copying = recorder.clone(ir.InsertionPoint(recorder))
-    copying.attributes["sym_name"] = ir.StringAttr.get(f"__{plan.function}_replay_record_0_copying")
+    copying.attributes["sym_name"] = ir.StringAttr.get(f"{name}_copying")
     buffer = ir.Type.parse("!hal.buffer")
     copying.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([buffer] * len(statics), [ir.Type.parse("!hal.command_buffer")]))
     if "tied_operands" in copying.attributes:

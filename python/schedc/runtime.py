@@ -30,8 +30,10 @@ from .interop import (  # noqa: F401  (_DLPACK_CPU, copy_into_torch: the tests r
 from .vmfb import check_module_file
 
 EXECUTIONS = ("streams", "graphs")
-# static-replay's export of a function's static input buffers (schedc.hal_replay).
+# static-replay's export of a function's static input buffers and its reflection keys
+# (schedc.hal_replay, which the runtime does not import: it needs IREE's compiler).
 STATIC_INPUTS_PREFIX = "__schedc_static_inputs_"
+REFLECTION_REPLAYED, REFLECTION_STATIC_SLOTS = "schedc.static_results", "schedc.static_result_slots"
 WAITS = ("spin", "block")
 # How long a replayed GPU call polls its fence before it blocks (Function._invoke_spinning).
 SPIN_SECONDS = 0.005
@@ -554,7 +556,7 @@ class Module:
                 self.__dict__[name] = function
         # A replayed module (static-replay) returns its static buffers: see Function.
         self.replayed = any(
-            "schedc.static_results" in vm_module.lookup_function(n).reflection for n in vm_module.function_names
+            REFLECTION_REPLAYED in vm_module.lookup_function(n).reflection for n in vm_module.function_names
         )
         # Torch writes its inputs into a replayed module's static input buffers (see load).
         self.static_inputs = static_inputs and self.replayed
@@ -568,8 +570,8 @@ class Module:
         function or on its `$async` form, which the synchronous one calls)."""
         for candidate in (name, f"{name}$async"):
             function = self._vm_module.lookup_function(candidate)
-            if function is not None and "schedc.static_result_slots" in function.reflection:
-                text = function.reflection["schedc.static_result_slots"]
+            if function is not None and REFLECTION_STATIC_SLOTS in function.reflection:
+                text = function.reflection[REFLECTION_STATIC_SLOTS]
                 return frozenset(int(slot) for slot in text.split(",") if slot)
         return frozenset()
 
