@@ -63,6 +63,8 @@ def tune_parser() -> argparse.ArgumentParser:
     prepare = steps.add_parser("prepare", help="compile candidate configs of each distinct dispatch")
     prepare.add_argument("models", nargs="+", help=".mlir files")
     prepare.add_argument("-o", "--output", required=True, metavar="DIR", help="folder for the candidate modules")
+    prepare.add_argument("--new-only", action="store_true", help="skip dispatches the database (--database, else the built-in one for the target) already holds")
+    prepare.add_argument("--database", metavar="DB.json", help="with --new-only: the database to compare with")
     _tune_target_options(prepare)
     bench = steps.add_parser("bench", help="time each candidate on the GPU and check its outputs")
     bench.add_argument("folder", help="a folder written by 'schedc tune prepare'")
@@ -226,7 +228,22 @@ def _tune_options(args):
     from schedc.kernel_configs import ELEMENTWISE_KINDS, TILED_KINDS
 
     kinds = TILED_KINDS + (ELEMENTWISE_KINDS if args.elementwise else ())
-    return TuneOptions(target, args.candidates, kinds, args.repeat, args.jobs, tuple(args.iree_flag))
+    return TuneOptions(target, args.candidates, kinds, args.repeat, args.jobs, tuple(args.iree_flag), _known_kernels(args, target))
+
+
+def _known_kernels(args, target) -> frozenset[str]:
+    """The signature keys `schedc tune prepare --new-only` skips: those of the database."""
+    new_only = getattr(args, "new_only", None)  # None: not the prepare step
+    if new_only is False and args.database:
+        raise SchedcError("--database is for --new-only: name the database to compare with")
+    if not new_only:
+        return frozenset()
+    from schedc.kernel_configs import KernelDatabase, default_database
+
+    database = KernelDatabase.load(args.database) if args.database else default_database(target.name, target.arch)
+    if database is None:
+        raise SchedcError(f"--new-only: no built-in kernel database for {target.name} {target.arch}; name one with --database")
+    return frozenset(database.entries)
 
 
 def _tune_all(argv: list[str]) -> int:

@@ -44,6 +44,7 @@ class TuneOptions:
     repeat: int = 50  # dispatches per call in the benchmark modules
     jobs: int = 0  # parallel compiles (0: the machine's cores)
     iree_flags: tuple[str, ...] = ()
+    known: frozenset[str] = frozenset()  # signature keys to skip (already in a database)
 
 
 class Progress:
@@ -97,7 +98,7 @@ def prepare(models: list[str], folder: str, options: TuneOptions) -> dict:
             if found is None:
                 continue
             sig, _ = found
-            if sig.key in jobs or sig.kind not in options.kinds:
+            if sig.key in jobs or sig.key in options.known or sig.kind not in options.kinds:
                 continue
             configs = _configs_to_measure(sig, options)
             site = sites.get(executable.symbol)

@@ -99,6 +99,16 @@ def test_tune_prepare_compiles_candidates_and_drops_none(imported, tmp_path):
     assert json.loads((tmp_path / "tune" / MANIFEST).read_text()) == json.loads(json.dumps(manifest))
 
 
+def test_tune_prepare_new_only_skips_the_kernels_a_database_holds(imported, tmp_path):
+    mlir = imported("mlp")[2]
+    source = tmp_path / "mlp.mlir"
+    source.write_text(mlir)
+    sigs, _ = _signatures(schedc.compile(mlir, target="cuda", emit="flow", schedc_passes=False))
+    known = frozenset(s.key for s in sigs)
+    options = TuneOptions(resolve_target("cuda"), candidates=2, repeat=3, jobs=2, known=known)
+    assert prepare([str(source)], str(tmp_path / "tune"), options)["kernels"] == []
+
+
 def test_a_benchmark_module_keeps_the_candidates_asked_for(cuda_flow):
     from schedc.dispatches import benchmark_module
     from schedc.kernel_configs import candidate_configs
