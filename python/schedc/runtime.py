@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -618,8 +620,9 @@ class Module:
         return self.functions[name]
 
 
-def load(path: str, device: str = "local-task", execution: str | None = None, static_inputs: bool = True, wait: str | None = None) -> Module:
-    """Loads a compiled module on `device` (local-task, local-sync, cuda, hip or vulkan).
+def load(path, device: str = "local-task", execution: str | None = None, static_inputs: bool = True, wait: str | None = None) -> Module:
+    """Loads a compiled module on `device` (local-task, local-sync, cuda, hip or vulkan):
+    a .vmfb file's path, or the bytes `schedc.compile` returned.
 
     `execution` ("streams" or "graphs", for cuda and hip) chooses how IREE replays command
     buffers: on the device's one stream, or as graphs whose concurrent waves run as parallel
@@ -635,7 +638,22 @@ def load(path: str, device: str = "local-task", execution: str | None = None, st
     device. "spin" (the default on cuda and hip) polls the call's fence for up to 5 ms, then
     blocks; "block" (the default elsewhere: the CPU drivers' workers need the cores) blocks
     in IREE's wait at once."""
+    if isinstance(path, (bytes, bytearray, memoryview)):
+        return _load_bytes(bytes(path), device, execution, static_inputs, wait)
+    if not isinstance(path, (str, os.PathLike)):
+        raise RuntimeLoadError(f"schedc.load takes a .vmfb path or a compiled module's bytes, not {type(path).__name__}")
     return Module(str(path), device, execution, static_inputs, wait)
+
+
+def _load_bytes(data: bytes, device: str, execution: str | None, static_inputs: bool, wait: str | None) -> Module:
+    """A module from its bytes, through a file that is gone once IREE has mapped it."""
+    with tempfile.TemporaryDirectory(prefix="schedc-module-") as folder:
+        path = str(Path(folder) / "module.vmfb")
+        Path(path).write_bytes(data)
+        try:
+            return Module(path, device, execution, static_inputs, wait)
+        except RuntimeLoadError as e:
+            raise RuntimeLoadError(str(e).replace(path, "the module's bytes")) from None
 
 
 def _module_execution(path: str) -> str:

@@ -69,6 +69,15 @@ def test_missing_module_file(tmp_path):
         schedc.load(tmp_path / "none.vmfb")
 
 
+def test_a_module_loads_from_the_bytes_compile_returned(add_module):
+    module = schedc.load(add_module.read_bytes())
+    np.testing.assert_array_equal(module.add(np.arange(4, dtype=np.float32), np.ones(4, np.float32)), [1, 2, 3, 4])
+    with pytest.raises(schedc.RuntimeLoadError, match="^the module's bytes: damaged IREE module"):
+        schedc.load(add_module.read_bytes()[:100])
+    with pytest.raises(schedc.RuntimeLoadError, match="a .vmfb path or a compiled module's bytes, not int"):
+        schedc.load(3)
+
+
 def test_summary_reads_like_iree_run_module():
     assert summarize(np.full((2, 3), 2.0, np.float32)).startswith("2x3xfloat32 min=2 max=2 mean=2")
 
