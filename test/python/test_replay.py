@@ -238,11 +238,13 @@ def test_a_new_tensor_in_the_same_slot_gives_fresh_results(replayed_mlp):
 
 
 def test_replayed_results_alias_the_same_static_memory_each_call(replayed_mlp):
-    """The tensor exported for a static result buffer is handed out again as a new alias;
-    a caller reshaping its alias does not change the next call's result."""
+    """The tensor exported for a static result buffer is handed out again, as torch's CUDA
+    graphs hand out their static outputs; once the caller changed the one handed out (its
+    shape, or autograd's tracking), the next call hands out a fresh alias."""
     model, (x,), path = replayed_mlp
     module = schedc.load(path)
     first = module.forward(torch.randn(x.shape))
+    assert module.forward(torch.randn(x.shape)) is first
     expected_shape = tuple(first.shape)
     first.unsqueeze_(0)
     value = torch.randn(x.shape)
@@ -250,6 +252,9 @@ def test_replayed_results_alias_the_same_static_memory_each_call(replayed_mlp):
     assert second.data_ptr() == first.data_ptr() and second is not first
     assert tuple(second.shape) == expected_shape
     np.testing.assert_allclose(second.numpy(), reference(model, value), rtol=1e-5, atol=1e-5)
+    second.requires_grad_()
+    third = module.forward(value)
+    assert third is not second and not third.requires_grad and third.data_ptr() == first.data_ptr()
 
 
 def test_torch_inputs_are_written_into_the_static_input_buffers(replayed_mlp):
