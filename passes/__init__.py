@@ -11,6 +11,7 @@ from ._base import PassContext, PassInfo
 from .arena_plan import PASS as ARENA_PLAN
 from .kernel_config import PASS as KERNEL_CONFIG
 from .memory_order import PASS as MEMORY_ORDER
+from .overlap_fills import PASS as OVERLAP_FILLS
 from .print_kernel_graph import PASS as PRINT_KERNEL_GRAPH
 from .remat import PASS as REMAT
 from .split_concat import PASS as SPLIT_CONCAT
@@ -19,7 +20,7 @@ from .stream_schedule import PASS as STREAM_SCHEDULE
 from .stream_waves import PASS as STREAM_WAVES
 
 REGISTRY: dict[str, PassInfo] = {
-    p.name: p for p in (PRINT_KERNEL_GRAPH, SPLIT_CONCAT, KERNEL_CONFIG, MEMORY_ORDER, REMAT, STREAM_SCHEDULE, STREAM_WAVES, ARENA_PLAN, STATIC_REPLAY)
+    p.name: p for p in (PRINT_KERNEL_GRAPH, SPLIT_CONCAT, KERNEL_CONFIG, MEMORY_ORDER, REMAT, STREAM_SCHEDULE, STREAM_WAVES, ARENA_PLAN, OVERLAP_FILLS, STATIC_REPLAY)
 }
 
 # What `schedc` runs when the user names no pipeline. Each pass runs in its phase: memory-order
@@ -27,7 +28,8 @@ REGISTRY: dict[str, PassInfo] = {
 DEFAULT_PIPELINE = "memory-order,arena-plan"
 
 # What an execution mode compiles to, whatever the pipeline: --execution=graphs replays each
-# call's command buffers recorded once over static buffers (a HAL-phase pass).
-EXECUTION_PIPELINES = {"streams": "", "graphs": "static-replay"}
+# call's command buffers recorded once over static buffers (a HAL-phase pass), whose fills run
+# beside the command before them where they share no byte (a stream-phase pass).
+EXECUTION_PIPELINES = {"streams": "", "graphs": "overlap-fills,static-replay"}
 
 __all__ = ["DEFAULT_PIPELINE", "EXECUTION_PIPELINES", "REGISTRY", "PassContext", "PassInfo"]

@@ -37,7 +37,7 @@ def test_empty_pipeline_is_no_passes():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("nope", "unknown pass 'nope'; available passes: arena-plan, kernel-config, memory-order, p, print-kernel-graph"),
+        ("nope", "unknown pass 'nope'; available passes: arena-plan, kernel-config, memory-order, overlap-fills, p, print-kernel-graph"),
         ("p{depth=1}", "pass 'p' has no option 'depth'; its options: limit, strategy, strict"),
         ("p{limit=many}", "expected int, got 'many'"),
         ("p{strict=maybe}", "expected true or false"),
@@ -79,10 +79,11 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
         "stream-schedule": "flow",
         "stream-waves": "stream-async",
         "arena-plan": "stream",
+        "overlap-fills": "stream",
         "static-replay": "hal",
     }
     with pytest.raises(PipelineError) as info:
         parse_pipeline("nope", REGISTRY)
     assert str(info.value) == (
-        "unknown pass 'nope'; available passes: arena-plan, kernel-config, memory-order, print-kernel-graph, remat, split-concat, static-replay, stream-schedule, stream-waves"
+        "unknown pass 'nope'; available passes: arena-plan, kernel-config, memory-order, overlap-fills, print-kernel-graph, remat, split-concat, static-replay, stream-schedule, stream-waves"
     )

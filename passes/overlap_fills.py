@@ -1,0 +1,130 @@
+"""overlap-fills: a fill runs beside the command before it when they share no byte.
+
+Runs on IREE's stream phase after schedule-allocation (after arena-plan, whose offsets are
+constants). In an execution region's serial body each command waits for the one before it; a
+`stream.cmd.fill` (a memset node of a replayed CUDA graph) whose byte range meets none of the
+bytes the command before it reads or writes joins that command in one `stream.cmd.concurrent`
+(or the concurrent group before it). The decision is `schedc.overlap.groups`; here the ranges
+are read from the commands (a dispatch's resources, offsets and lengths; a fill's target) and
+the fills are moved. A command whose ranges are not constants is never overlapped.
+
+    stream.cmd.dispatch @a::@a {ro %arena[%c0 for %c64], wo %arena[%c64 for %c64]}
+    stream.cmd.fill %c0_i8, %arena[%c128 for %c64]
+    // becomes
+    stream.cmd.concurrent {
+      stream.cmd.dispatch @a::@a {...}
+      stream.cmd.fill %c0_i8, %arena[%c128 for %c64]
+    }
+
+With --execution=graphs it runs before static-replay (EXECUTION_PIPELINES).
+"""
+
+from __future__ import annotations
+
+from iree.compiler import ir
+from iree.compiler.dialects import stream
+
+from schedc.iree_ir import enclosing_function, ops_named
+from schedc.overlap import Command, Range, groups
+
+from ._base import PassInfo
+
+# stream.cmd.dispatch's operand segments: workload, uniform operands, resources, their sizes,
+# offsets and lengths (IREE 3.13's StreamOps.td).
+_RESOURCES, _OFFSETS, _LENGTHS = 2, 4, 5
+
+
+def _index(value: ir.Value) -> int | None:
+    """A constant index, through the integer arithmetic arena-plan's offsets are made of."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    if owner.name == "arith.constant":
+        try:
+            return ir.IntegerAttr(owner.attributes["value"]).value
+        except ValueError:  # a float or vector constant
+            return None
+    if owner.name in ("arith.addi", "arith.muli", "arith.subi"):
+        a, b = (_index(v) for v in owner.operands)
+        if a is None or b is None:
+            return None
+        return a + b if owner.name == "arith.addi" else a * b if owner.name == "arith.muli" else a - b
+    return None
+
+
+def _ranges(op: ir.Operation) -> tuple[Range, ...] | None:
+    """The bytes a command touches, as (resource, offset, length); None where not known."""
+    if op.name == "stream.cmd.fill":
+        target, _, offset, length = list(op.operands)[:4]
+        found = [(target, _index(offset), _index(length))]
+    elif op.name == "stream.cmd.dispatch":
+        sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+        operands = list(op.operands)
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        segment = lambda k: operands[starts[k]:starts[k] + sizes[k]]  # noqa: E731
+        found = [(r, _index(o), _index(n)) for r, o, n in zip(segment(_RESOURCES), segment(_OFFSETS), segment(_LENGTHS))]
+    elif op.name == "stream.cmd.concurrent":
+        found = []
+        for inner in op.regions[0].blocks[0].operations:
+            if inner.operation.name == "stream.yield":
+                continue
+            ranges = _ranges(inner.operation)
+            if ranges is None:
+                return None
+            found.extend(ranges)
+        return tuple(found)
+    else:
+        return None
+    if any(o is None or n is None for _, o, n in found):
+        return None
+    return tuple(found)
+
+
+def _commands(body: ir.Block) -> list[ir.Operation]:
+    return [op.operation for op in body.operations if op.operation.name != "stream.yield"]
+
+
+def _concurrent_before(op: ir.Operation) -> ir.Operation:
+    """A stream.cmd.concurrent holding `op` (made just before it when `op` is not one)."""
+    if op.name == "stream.cmd.concurrent":
+        return op
+    with ir.InsertionPoint(op), op.location:
+        group = stream.CmdConcurrentOp()
+    block = group.regions[0].blocks.append()
+    with ir.InsertionPoint(block), op.location:
+        stream.YieldOp([], [])
+    op.move_before(block.operations[0])
+    return group.operation
+
+
+def _terminator(group: ir.Operation) -> ir.Operation:
+    return list(group.regions[0].blocks[0].operations)[-1].operation
+
+
+def overlap_fills(module, pass_, options, context) -> None:
+    records = context.records.setdefault("overlap-fills", {})
+    for execute in ops_named(module, "stream.cmd.execute"):
+        body = execute.regions[0].blocks[0]
+        commands = _commands(body)
+        decided = groups([Command(op.name == "stream.cmd.fill", _ranges(op)) for op in commands])
+        moved = 0
+        for members in decided:
+            if len(members) < 2:
+                continue
+            group = _concurrent_before(commands[members[0]])
+            for index in members[1:]:
+                commands[index].move_before(_terminator(group))
+            moved += len(members) - 1
+        fills = sum(op.name == "stream.cmd.fill" for op in commands)
+        if fills:
+            entry = records.setdefault(enclosing_function(execute), {"fills": 0, "overlapped": 0})
+            entry["fills"] += fills
+            entry["overlapped"] += moved
+
+PASS = PassInfo(
+    name="overlap-fills",
+    summary="run each fill beside the command before it when they share no byte (a replayed graph's memsets off its critical path)",
+    run=overlap_fills,
+    phase="stream",
+    after=("arena-plan",),
+)
