@@ -1,7 +1,8 @@
 """What a fill (a memset node) costs in a replayed CUDA graph: waiting for the kernel before it,
 or beside it. The question behind overlap-fills (passes/overlap_fills.py).
 
-    python bench/graph_fills.py        # on the GPU machine (torch with CUDA)
+    python bench/graph_fills.py                 # on the GPU machine (torch with CUDA)
+    python bench/graph_fills.py build/replay    # also the bench models, made by bench/replay.py prepare
 
 Three graphs, captured with torch.cuda.graph, each of FILLS steps: a small kernel, then a
 kernel that reads the step's buffer. `in line`: a memset of the buffer between the two kernels
@@ -10,13 +11,20 @@ that starts after the kernels before the step and joins before the reader, so it
 the step's first kernel (what a fill in one `stream.cmd.concurrent` with the command before it
 becomes); `none`: no memset. Per replay: the median of 1000 replays, each synchronized, timed
 in turn; per fill: the difference to `none` over FILLS.
+
+With a folder of bench/replay.py's modules: per bench model with fills, its `replay-serial`
+and `replay-fills` modules (the same kernels, the fills in line or beside the kernel before
+them) in one process, device arrays in and out, timed in turn (blocks of 20 calls, median of
+500 each), and their max relative error against torch eager on the same GPU.
 """
 
 from __future__ import annotations
 
 import ctypes
 import statistics
+import sys
 import time
+from pathlib import Path
 
 FILLS, ELEMENTS = 13, 16 * 34 * 34  # inception's 13 fills per call; a 16x34x34 f32 padded input
 
@@ -89,5 +97,41 @@ def main() -> None:
         print(f"  {name:8s} {us:8.2f} us per replay, {(us - medians['none']) / FILLS:5.2f} us per fill")
 
 
+def models(folder: Path) -> None:
+    """replay-serial against replay-fills, per bench model, in this one process."""
+    import iree.runtime as rt
+    import numpy as np
+    import torch
+
+    import schedc
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from timing import load_model
+
+    torch.backends.cudnn.allow_tf32 = False
+    for name in ("inception", "randwire"):
+        model, x = load_model(folder, name)
+        with torch.no_grad():
+            expected = model(torch.from_numpy(x).cuda()).cpu().numpy()
+        modules = {v: schedc.load(folder / f"{name}.{v}.vmfb", device="cuda") for v in ("replay-serial", "replay-fills")}
+        arrays = {v: rt.asdevicearray(m.device, x) for v, m in modules.items()}
+        errors = {v: float(np.abs(np.asarray(m.forward(x)) - expected).max() / np.abs(expected).max()) for v, m in modules.items()}
+        times = {v: [] for v in modules}
+        for v, module in modules.items():
+            for _ in range(50):
+                module.forward(arrays[v])
+        for _ in range(25):
+            for v, module in modules.items():
+                for _ in range(20):
+                    start = time.perf_counter()
+                    module.forward(arrays[v])
+                    times[v].append((time.perf_counter() - start) * 1e6)
+        serial, fills = (statistics.median(times[v]) for v in modules)
+        print(f"  {name}: replay-serial {serial:.1f} us, replay-fills {fills:.1f} us per call ({serial / fills:.3f}x); "
+              f"rel err {errors['replay-serial']:.1e} / {errors['replay-fills']:.1e}")
+
+
 if __name__ == "__main__":
     main()
+    if len(sys.argv) > 1:
+        models(Path(sys.argv[1]))

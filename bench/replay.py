@@ -17,7 +17,9 @@ Models (bench/models.py, batch 1): inception, randwire (branchy), transformer. V
 `iree-default` (IREE alone, stream execution: its default path), `replay-serial` (schedc's
 memory-order + arena-plan, kernels serialized, replayed with --execution=graphs),
 `replay-waves` (the same plus stream-schedule{mode=max-concurrency}: its waves become
-parallel branches of the one recorded graph), and `iree-k-serial` / `iree-k-waves` (the two
+parallel branches of the one recorded graph), `replay-fills` (replay-serial plus overlap-fills:
+fills beside the kernel before them; `bench/graph_fills.py DIR` times it against replay-serial
+in one process), and `iree-k-serial` / `iree-k-waves` (the two
 replays with IREE's own kernel configs, --no-tuning, whose kernels leave most SMs idle). Each
 module runs in a process of its own (IREE reads the CUDA driver's mode once per process); a
 replayed module that fails is run again on the stream (execution="streams"), to tell the
@@ -65,6 +67,7 @@ VARIANTS = {  # name -> (schedc pipeline or None for IREE alone, execution, sche
     "iree-default": (None, "streams", False),
     "replay-serial": (SERIAL, "graphs", True),
     "replay-waves": (WAVES, "graphs", True),
+    "replay-fills": (SERIAL + ",overlap-fills", "graphs", True),  # replay-serial with its fills beside kernels
     "iree-k-serial": (SERIAL, "graphs", False),  # the same with IREE's own kernel configs (--no-tuning)
     "iree-k-waves": (WAVES, "graphs", False),
 }

@@ -28,8 +28,7 @@ REGISTRY: dict[str, PassInfo] = {
 DEFAULT_PIPELINE = "memory-order,arena-plan"
 
 # What an execution mode compiles to, whatever the pipeline: --execution=graphs replays each
-# call's command buffers recorded once over static buffers (a HAL-phase pass), whose fills run
-# beside the command before them where they share no byte (a stream-phase pass).
-EXECUTION_PIPELINES = {"streams": "", "graphs": "overlap-fills,static-replay"}
+# call's command buffers recorded once over static buffers (a HAL-phase pass).
+EXECUTION_PIPELINES = {"streams": "", "graphs": "static-replay"}
 
 __all__ = ["DEFAULT_PIPELINE", "EXECUTION_PIPELINES", "REGISTRY", "PassContext", "PassInfo"]

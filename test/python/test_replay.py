@@ -161,10 +161,11 @@ def test_concurrent_waves_replay_correctly(imported, tmp_path):
 
 
 def test_fills_beside_kernels_replay_correctly(imported, tmp_path):
-    """--execution=graphs runs overlap-fills: a padded conv input's fill beside the kernel
-    before it, whose bytes it does not touch; fresh inputs still meet zeroed borders."""
+    """overlap-fills runs a padded conv input's fill beside the kernel before it, whose bytes
+    it does not touch; fresh inputs still meet zeroed borders."""
     model, (x,), mlir = imported("branchy_convnet")
-    result = compile_with_options(mlir, CompileOptions(schedc.resolve_target("llvm-cpu"), execution="graphs"))
+    pipeline = "memory-order,arena-plan,overlap-fills"
+    result = compile_with_options(mlir, CompileOptions(schedc.resolve_target("llvm-cpu"), passes=pipeline, execution="graphs"))
     record = result.records["overlap-fills"]["forward$async"]
     assert 1 <= record["overlapped"] < record["fills"]
     path = tmp_path / "branchy.graphs.vmfb"
