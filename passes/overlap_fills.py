@@ -63,9 +63,8 @@ def _ranges(op: ir.Operation) -> tuple[Range, ...] | None:
     elif op.name == "stream.cmd.dispatch":
         sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
         operands = list(op.operands)
-        starts = [sum(sizes[:i]) for i in range(len(sizes))]
-        segment = lambda k: operands[starts[k]:starts[k] + sizes[k]]  # noqa: E731
-        found = [(r, _index(o), _index(n)) for r, o, n in zip(segment(_RESOURCES), segment(_OFFSETS), segment(_LENGTHS))]
+        segments = [operands[sum(sizes[:k]):sum(sizes[:k + 1])] for k in range(len(sizes))]
+        found = [(r, _index(o), _index(n)) for r, o, n in zip(segments[_RESOURCES], segments[_OFFSETS], segments[_LENGTHS])]
     elif op.name == "stream.cmd.concurrent":
         found = []
         for inner in op.regions[0].blocks[0].operations:
@@ -123,6 +122,7 @@ def overlap_fills(module, pass_, options, context) -> None:
             entry = records.setdefault(enclosing_function(execute), {"fills": 0, "overlapped": 0})
             entry["fills"] += fills
             entry["overlapped"] += moved
+
 
 PASS = PassInfo(
     name="overlap-fills",
