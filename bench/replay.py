@@ -5,6 +5,7 @@
     python bench/replay.py run build/replay graphs       #   the replayed modules (own process)
     ncu --cache-control none --clock-control none --metrics gpu__time_duration.sum --csv python bench/replay.py \\
         kernels build/replay graphs --key randwire.replay-waves > build/replay/ncu.graphs.randwire.replay-waves.csv
+    python bench/replay.py trace build/replay graphs     #   their kernels as the graph runs them
     python bench/replay.py table build/replay            # the table
 
 Kernel times are read from files `ncu.<execution>.<key>,<key>,....csv`: Nsight Compute's CSV of
@@ -34,7 +35,11 @@ device-array and torch calls are timed interleaved (blocks of 20 calls each, in 
 drift of the machine falls on both; `torch/device` is the ratio of their medians.
 Kernel time: Nsight Compute's gpu__time_duration.sum of every kernel of KERNEL_CALLS calls
 (`kernels` step; a torch fill before and after a module's calls marks them), per call.
-Overhead = device-array call time - kernel time, meaningful for modules whose kernels run one
+`trace` (any process, no Nsight Compute): each module's kernels as its replayed graph runs
+them, through torch.profiler (CUPTI): per call the GPU span, the time any kernel runs (busy),
+the dispatches' summed time (more than busy where waves run kernels side by side, and each
+runs slower then) and the fills' and copies' (memset/memcpy nodes); span - busy is the GPU
+idle between them. Overhead = device-array call time - kernel time, meaningful for modules whose kernels run one
 after another (iree-default, replay-serial). Nsight Compute serializes kernels and, by default,
 flushes the caches before each (--cache-control all), which made kernels slower than in a
 call (negative overheads, measured on the H200 on 2026-11-30): run it with
@@ -60,7 +65,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import load_model, median_ms, save_model  # noqa: E402
 
-REPEATS, WARMUP, KERNEL_CALLS = 200, 20, 5
+REPEATS, WARMUP, KERNEL_CALLS, TRACE_CALLS = 200, 20, 5, 20
 MODELS = ("inception", "randwire", "transformer")
 SERIAL, WAVES = "memory-order,arena-plan", "memory-order,stream-schedule{mode=max-concurrency streams=8},arena-plan"
 VARIANTS = {  # name -> (schedc pipeline or None for IREE alone, execution, schedc's kernel configs)
@@ -293,6 +298,73 @@ def kernels(folder: Path, execution: str, keys: list[str]) -> None:
         print(f"profiled {key}", file=sys.stderr, flush=True)
 
 
+def trace(folder: Path, execution: str, keys: list[str]) -> None:
+    """Per module, TRACE_CALLS calls under torch.profiler (CUPTI traces every kernel of the
+    process, a replayed graph's included, as the graph runs them): per call the GPU span (first
+    kernel's start to last kernel's end), the time any kernel runs (busy: the union of their
+    intervals), the dispatches' summed time and the fills' and copies' (CUDA runs memset and
+    memcpy nodes as kernels named memset*/memcpy*). Medians into trace.<key>.json.
+
+    One module per process: in a process's second profile the memset and memcpy nodes were
+    missing from the trace (H200, 2026-11-30)."""
+    import statistics
+    import subprocess
+    import tempfile
+
+    import iree.runtime as rt
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    import schedc
+
+    if len(keys) > 1:
+        for key in keys:
+            subprocess.run([sys.executable, __file__, "trace", str(folder), execution, "--key", key])
+        return
+    for key in keys:
+        x = np.load(folder / f"{key.split('.')[0]}.input.npy")
+        module = schedc.load(folder / f"{key}.vmfb", device="cuda", execution=execution)
+        x_device = rt.asdevicearray(module.device, x)
+        for _ in range(WARMUP):
+            module.forward(x_device)
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(TRACE_CALLS):
+                module.forward(x_device)
+            torch.cuda.synchronize()
+        with tempfile.TemporaryDirectory() as work:  # the chrome trace holds kernels no torch op launched
+            prof.export_chrome_trace(f"{work}/trace.json")
+            events = json.loads(Path(f"{work}/trace.json").read_text())["traceEvents"]
+        kernels = sorted(((e["ts"], e["ts"] + e["dur"], e["name"]) for e in events if e.get("cat") == "kernel"))
+        per_call = len(kernels) // TRACE_CALLS
+        calls = [kernels[i * per_call:(i + 1) * per_call] for i in range(TRACE_CALLS)]
+        row = {"events_per_call": per_call, **{name: statistics.median(f(c) for c in calls) for name, f in _TRACE_FIGURES.items()}}
+        (folder / f"trace.{key}.json").write_text(json.dumps(row))
+        print(f"traced {key}: {row}", file=sys.stderr, flush=True)
+
+
+def _busy_us(kernels) -> float:
+    """The time any of the (start, end, name) kernels runs: the union of their intervals."""
+    total, start, end = 0.0, kernels[0][0], kernels[0][1]
+    for s, e, _ in kernels[1:]:
+        if s > end:
+            total, start = total + end - start, s
+        end = max(end, e)
+    return total + end - start
+
+
+def _is_fill_or_copy(name: str) -> bool:
+    return name.startswith(("memset", "memcpy"))
+
+
+_TRACE_FIGURES = {  # us per call, from one call's (start, end, name) kernels in start order
+    "span_us": lambda c: max(e for _, e, _ in c) - c[0][0],
+    "busy_us": _busy_us,
+    "dispatch_us": lambda c: sum(e - s for s, e, n in c if not _is_fill_or_copy(n)),
+    "fill_copy_us": lambda c: sum(e - s for s, e, n in c if _is_fill_or_copy(n)),
+}
+
+
 def kernel_times(csv_path: Path, keys: list[str]) -> dict[str, dict]:
     """Per module: kernels per call and the sum of their gpu__time_duration per call (us).
 
@@ -365,14 +437,20 @@ def table(folder: Path) -> None:
         serial, waves = rows.get(f"{name}.iree-k-serial"), rows.get(f"{name}.iree-k-waves")
         if serial and waves and "device_ms" in serial and "device_ms" in waves:
             print(f"  with IREE's own kernel configs: waves vs serial replay {serial['device_ms'] / waves['device_ms']:.2f}x")
+        for variant in VARIANTS:
+            path = folder / f"trace.{name}.{variant}.json"
+            if path.exists():
+                t = json.loads(path.read_text())
+                print(f"  traced in the graph, {variant}: span {t['span_us']:.1f} us, busy {t['busy_us']:.1f}, dispatches "
+                      f"{t['dispatch_us']:.1f}, fills and copies {t['fill_copy_us']:.1f}, idle {t['span_us'] - t['busy_us']:.1f}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("step", choices=("prepare", "run", "run-one", "kernels", "table"))
+    parser.add_argument("step", choices=("prepare", "run", "run-one", "kernels", "trace", "table"))
     parser.add_argument("folder", type=Path)
     parser.add_argument("execution", nargs="?", choices=("streams", "graphs"), default="graphs")
-    parser.add_argument("--key", action="append", default=[], help="run-one, kernels: MODEL.VARIANT (default: all of the mode)")
+    parser.add_argument("--key", action="append", default=[], help="run-one, kernels, trace: MODEL.VARIANT (default: all of the mode)")
     parser.add_argument("--no-torch-compile", action="store_true", help="skip the torch.compile reference")
     parser.add_argument("--no-numpy", action="store_true", help="run, run-one: skip the numpy-in, numpy-out calls")
     args = parser.parse_args()
@@ -385,6 +463,8 @@ def main() -> int:
     elif args.step == "kernels":
         keys = args.key or [f"{name}.{variant}" for name in MODELS for variant in _variants(args.execution)]
         kernels(args.folder, args.execution, keys)
+    elif args.step == "trace":
+        trace(args.folder, args.execution, args.key or [f"{name}.{variant}" for name in MODELS for variant in _variants(args.execution)])
     else:
         table(args.folder)
     return 0
