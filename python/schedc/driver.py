@@ -33,7 +33,7 @@ from .outputs import StagedOutputs, check_output_path
 from .phases import phase as named_phase
 from .phases import END, IREE_PHASES, PHASES, CompileStep, Point, end_of, point_of, steps_between
 from .pipeline import PassInvocation, PipelineError, complete_pipeline, parse_pipeline, run_pipeline
-from .targets import Target, resolve_target
+from .targets import Target, miscompile_warnings, resolve_target
 from .timing import PhaseTimer, timing_report
 
 # What --emit writes: the IR at the end of one of IREE's phases (after schedc's passes of that
@@ -204,6 +204,8 @@ def compile_with_options(source, options: CompileOptions, pass_output=None, time
     timer = timer if timer is not None else PhaseTimer()
     if options.dump_phases:
         _check_dump_folder(options.dump_phases)
+    for warning in miscompile_warnings(options.target, options.iree_flags):
+        print(f"schedc: warning: {warning}", file=sys.stderr)
     work = Path(tempfile.mkdtemp(prefix="schedc-"))
     keep_work = False
     try:

@@ -49,6 +49,31 @@ class Target:
         return flags
 
 
+# IREE 3.13 flags measured to give wrong results on a target: a compile that passes one warns.
+KNOWN_MISCOMPILES = {
+    ("cuda", "--iree-dispatch-creation-enable-fuse-padding-into-linalg-producer-ops"): (
+        "IREE 3.13's pad fusion gave wrong results on an H200 for every conv net of bench/models.py "
+        "(relative error 0.1-0.8, NaN on resnet18), with IREE's own kernel configs as with schedc's"
+    ),
+    ("cuda", "--iree-dispatch-creation-enable-fuse-padding-into-linalg-consumer-ops"): (
+        "IREE 3.13's pad fusion gave wrong results on an H200 for bench/models.py's inception "
+        "(relative error 2e-2), with IREE's own kernel configs too"
+    ),
+}
+
+
+def miscompile_warnings(target: "Target", flags) -> list[str]:
+    """A warning for each flag in `flags` (not set to false) that KNOWN_MISCOMPILES lists for
+    the target."""
+    warnings = []
+    for flag in flags:
+        name, _, value = flag.partition("=")
+        reason = KNOWN_MISCOMPILES.get((target.name, name))
+        if reason is not None and value.lower() not in ("false", "0"):
+            warnings.append(f"{name} on {target.name}: {reason}")
+    return warnings
+
+
 TARGET_NAMES = ("llvm-cpu", "cuda", "rocm", "vulkan")
 _ALIASES = {"cpu": "llvm-cpu", "host": "llvm-cpu", "hip": "rocm"}
 

@@ -52,3 +52,14 @@ def test_unknown_target_and_arch_list_the_valid_ones():
         resolve_target("tpu")
     with pytest.raises(schedc.CompileError, match="sm_80 .*|valid: .*sm_80"):
         resolve_target("cuda", cuda_arch="sm_90")
+
+
+def test_flags_known_to_miscompile_on_a_target_are_warned_about():
+    from schedc.targets import miscompile_warnings
+
+    cuda, cpu = resolve_target("cuda"), resolve_target("llvm-cpu")
+    flag = "--iree-dispatch-creation-enable-fuse-padding-into-linalg-producer-ops"
+    [warning] = miscompile_warnings(cuda, ["--iree-flow-inline-constants-max-byte-length=0", flag])
+    assert warning.startswith(f"{flag} on cuda: IREE 3.13's pad fusion gave wrong results")
+    assert miscompile_warnings(cuda, [f"{flag}=true"]) and not miscompile_warnings(cuda, [f"{flag}=false"])
+    assert not miscompile_warnings(cpu, [flag])
