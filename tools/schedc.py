@@ -204,6 +204,8 @@ def cmd_tune(argv: list[str]) -> int:
         measured = sum(len(v) for v in document["kernels"].values())
         print(f"timed {measured} candidates of {len(document['kernels'])} kernels in {document['seconds']} s; wrote {args.folder}/results.json", file=sys.stderr)
         return 0
+    if args.step == "prepare" and args.database and not args.new_only:
+        raise SchedcError("--database is for --new-only: name the database to compare with")
     options = _tune_options(args)
     if args.step == "prepare":
         from schedc.tuning import prepare
@@ -232,11 +234,9 @@ def _tune_options(args):
 
 
 def _known_kernels(args, target) -> frozenset[str]:
-    """The signature keys `schedc tune prepare --new-only` skips: those of the database."""
-    new_only = getattr(args, "new_only", None)  # None: not the prepare step
-    if new_only is False and args.database:
-        raise SchedcError("--database is for --new-only: name the database to compare with")
-    if not new_only:
+    """The signature keys `--new-only` skips: those of the database (--database, else the
+    built-in one for the target)."""
+    if not getattr(args, "new_only", False):
         return frozenset()
     from schedc.kernel_configs import KernelDatabase, default_database
 
@@ -257,6 +257,7 @@ def _tune_all(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="schedc tune", description="tune the dispatches of MODELs on this machine's GPU")
     p.add_argument("models", nargs="+")
     p.add_argument("--database", metavar="DB.json", help="the database to update (default: the built-in one)")
+    p.add_argument("--new-only", action="store_true", help="skip dispatches the database already holds")
     _tune_target_options(p)
     args = p.parse_args(argv)
     options = _tune_options(args)

@@ -56,3 +56,13 @@ def test_import_errors_point_at_the_users_file(tmp_path, factory_source, expecte
 def test_import_needs_a_factory_name(tmp_path):
     result = schedc("import", "models.py", "-o", tmp_path / "x.mlir")
     assert result.returncode == 1 and "expected path/to/file.py:factory" in result.stderr
+
+
+def test_tune_prepare_database_needs_new_only(tmp_path):
+    source = tmp_path / "m.mlir"
+    source.write_text("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n")
+    done = schedc("tune", "prepare", source, "--database", tmp_path / "db.json", "-o", tmp_path / "tune")
+    assert done.returncode == 1 and "--database is for --new-only" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "tune").exists()
+    done = schedc("tune", "prepare", source, "--new-only", "--database", tmp_path / "db.json", "-o", tmp_path / "tune")
+    assert done.returncode == 1 and "db.json: no such kernel database" in done.stderr
