@@ -27,7 +27,7 @@ from __future__ import annotations
 from iree.compiler import ir
 from iree.compiler.dialects import stream
 
-from schedc.iree_ir import enclosing_function, ops_named
+from schedc.iree_ir import constant_index, defining_op_name, enclosing_function, ops_named
 from schedc.overlap import Command, Range, groups
 
 from ._base import PassInfo
@@ -37,22 +37,19 @@ from ._base import PassInfo
 _RESOURCES, _OFFSETS, _LENGTHS = 2, 4, 5
 
 
+_ARITHMETIC = {"arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b, "arith.muli": lambda a, b: a * b}
+
+
 def _index(value: ir.Value) -> int | None:
     """A constant index, through the integer arithmetic arena-plan's offsets are made of."""
-    owner = value.owner
-    if isinstance(owner, ir.Block):
+    constant = constant_index(value)
+    if constant is not None:
+        return constant
+    fold = _ARITHMETIC.get(defining_op_name(value))
+    if fold is None:
         return None
-    if owner.name == "arith.constant":
-        try:
-            return ir.IntegerAttr(owner.attributes["value"]).value
-        except ValueError:  # a float or vector constant
-            return None
-    if owner.name in ("arith.addi", "arith.muli", "arith.subi"):
-        a, b = (_index(v) for v in owner.operands)
-        if a is None or b is None:
-            return None
-        return a + b if owner.name == "arith.addi" else a * b if owner.name == "arith.muli" else a - b
-    return None
+    a, b = (_index(v) for v in value.owner.operands)
+    return None if a is None or b is None else fold(a, b)
 
 
 def _ranges(op: ir.Operation) -> tuple[Range, ...] | None:

@@ -173,15 +173,16 @@ class Function:
         module = self._module
         if module._pending is not None:
             module._collect_pending()
-        repeat = self._repeat
+        repeat, keys = self._repeat, None
         if repeat is not None and len(args) == len(repeat[0]) and all(map(operator.is_, args, repeat[0])):
-            if list(map(_tensor_key, args)) == repeat[1]:  # the last call's tensors, unchanged: their imports again
+            keys = list(map(_tensor_key, args))
+            if keys == repeat[1]:  # the last call's tensors, unchanged: their imports again
                 wait_for_torch(repeat[3])
                 tensors = self._export(self._invoke_views(repeat[2]), repeat[3])
                 return _packed([t.clone() for t in tensors] if copy else tensors)
         dlpack = _dlpack_device(module.device_name, args)
         if dlpack is not None:
-            keys = [_tensor_key(t) for t in args]
+            keys = keys if keys is not None else list(map(_tensor_key, args))
             again, self._last_keys, self._repeat = keys == self._last_keys, keys, None
             # The last call's tensors again: imported once, and the module's kept recording
             # copies them in as part of its graph. Other tensors: torch writes them into the
