@@ -57,3 +57,8 @@ ARENA_OFFSETS = SchedAttr("sched.arena_offsets", "ints", "on a transient alloca:
 KERNEL_TIME_US = SchedAttr("sched.kernel_time_us", "float", "on an executable's entry function: its measured time")
 
 WAVES = SchedAttr("sched.waves", "ints", "on a function: each flow.dispatch's wave, in order")
+PERSISTENT_FILLS = SchedAttr(
+    "sched.persistent_fills", "ints",
+    "on a function: fills whose bytes no other slice meets, as (execution region, arena bytes, offset, length) "
+    "fours; static-replay runs them once, when the module loads",
+)

@@ -290,11 +290,12 @@ def set_reflection(func: ir.Operation, key: str, value: str) -> None:
 
 
 def executable_bodies(module: ir.Operation) -> dict[tuple[str, ...], ir.Operation]:
-    """(executable, entry) -> the entry's func.func, for every flow.executable."""
+    """(executable, entry) -> the entry's func.func, for every flow.executable (stream.executable
+    in the stream phase)."""
     found: dict = {}
     for op in module.regions[0].blocks[0].operations:
         op = op.operation
-        if op.name != "flow.executable":
+        if op.name not in ("flow.executable", "stream.executable"):
             continue
         executable = function_name(op)
         for inner in ops_named(op, "func.func"):
