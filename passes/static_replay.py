@@ -6,7 +6,8 @@ per bound buffer (inputs, outputs, transients), its command buffers recorded onc
 bindings in an initializer, and a body that copies the inputs in (unless an input is its static
 buffer already), submits the recordings and returns views of the static outputs (which the
 next call overwrites); `__schedc_static_inputs_<f>` returns views of the static input buffers
-for a caller to write into. See `schedc.hal_replay` for the IR before and after.
+for a caller to write into. Fills that arena-plan marked persistent (`persistent-fills=true`)
+run once, when the module loads. See `schedc.hal_replay` for the IR before and after.
 
     util.func public @forward$async(...)            util.func public @forward$async(...)
       %t = hal.device.queue.alloca ... {%c512}  ->    %t = util.global.load @__forward$async_replay_alloca_0
@@ -38,6 +39,7 @@ def static_replay(module, pass_, options, context) -> None:
             "static_buffers": len(plan.buffers),
             "static_bytes": plan.static_bytes,
             "recorded_command_buffers": len(plan.submissions),
+            "fills_once": len(plan.fills_once),
         }
 
 

@@ -25,6 +25,10 @@ The rewrite, per exported function:
     static inputs     `__schedc_static_inputs_<f>()` returns views of the static input
                       buffers, for a caller that writes its inputs there itself (the runtime
                       does for torch tensors: torch copies them on its own stream)
+    persistent fills  the fills arena-plan listed on the function (`sched.persistent_fills`:
+                      padded buffers whose bytes nothing else writes) leave the recordings and
+                      run once, by a queue fill in an initializer after the static buffers are
+                      allocated: their bytes keep the fill value from call to call
 
 so a call's results live in static buffers that the next call overwrites. CUDA's graph mode
 (`--cuda_use_streams=false`) instantiates a direct, reusable command buffer once and replays
@@ -41,6 +45,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iree.compiler import ir
+
+from schedc.dialects.sched import PERSISTENT_FILLS
 
 # Buffer positions of the commands a memoized recording holds: (operand index, ...) or, for
 # dispatch, the operandSegmentSizes segment of its binding buffers. A slot reference is an
@@ -90,12 +96,23 @@ class Binding:
 
 
 @dataclass(frozen=True)
+class Fill:
+    """A fill of a static buffer's bytes with a constant pattern."""
+
+    buffer: str
+    offset: int
+    length: int
+    pattern: str  # the pattern constant's value, as `0 : i8`
+
+
+@dataclass(frozen=True)
 class Submission:
     """One `hal.device.queue.execute.indirect` and the memoized recording it submits."""
 
     recorder: str  # the util.func that records the command buffer
     bindings: tuple[Binding, ...]
     inputs: tuple[int, ...]  # the call's inputs first bound here (all are copied in before the first)
+    once: tuple[tuple[int, Fill], ...] = ()  # (position in the recording, fill) run once instead
 
 
 @dataclass(frozen=True)
@@ -104,6 +121,11 @@ class ReplayPlan:
     device: str  # the !hal.device global
     buffers: tuple[StaticBuffer, ...]
     submissions: tuple[Submission, ...]
+
+    @property
+    def fills_once(self) -> list[Fill]:
+        """The fills run once when the module loads (each distinct one once)."""
+        return list(dict.fromkeys(fill for s in self.submissions for _, fill in s.once))
 
     @property
     def static_bytes(self) -> int:
@@ -225,7 +247,39 @@ def plan_replay(function: ir.Operation, module: ir.Operation) -> ReplayPlan | No
                 copied.add(source[1])
                 inputs.append(source[1])
         submissions.append(Submission(recorder, tuple(bindings), tuple(inputs)))
+    submissions = _with_fills_once(function, module, submissions, buffers)
     return ReplayPlan(name, device, tuple(buffers.values()), tuple(submissions))
+
+
+def _with_fills_once(function: ir.Operation, module: ir.Operation, submissions: list[Submission], buffers: dict) -> list[Submission]:
+    """The submissions with the fills arena-plan marked persistent (see the module docstring)
+    picked out of their recordings. A mark is (execution region = submission, arena bytes,
+    offset, length); a fill matches when its slot binds an allocated static buffer of the
+    arena's bytes and it covers those bytes of it. A mark nothing matches leaves its fill on
+    every call, which is what IREE's own module does."""
+    marks = PERSISTENT_FILLS.get(function) or []
+    wanted = {(marks[i], marks[i + 1], marks[i + 2], marks[i + 3]) for i in range(0, len(marks) - 3, 4)}
+    if not wanted:
+        return submissions
+    symbols = _top_level(module)
+    result = []
+    for number, submission in enumerate(submissions):
+        once = []
+        for position, op in enumerate(_body(symbols[submission.recorder])):
+            if op.name != "hal.command_buffer.fill_buffer":
+                continue
+            slot, offset, length = (_constant_int(v) for v in list(op.operands)[1:4])
+            pattern = op.operands[4].owner
+            if None in (slot, offset, length) or isinstance(pattern, ir.Block) or pattern.name != "arith.constant" or slot >= len(submission.bindings):
+                continue
+            binding = submission.bindings[slot]
+            static = buffers.get(binding.buffer)
+            if static is None or not static.source.startswith("alloca "):
+                continue
+            if (number, static.bytes, binding.offset + offset, length) in wanted:
+                once.append((position, Fill(static.name, binding.offset + offset, length, str(pattern.attributes["value"]))))
+        result.append(Submission(submission.recorder, submission.bindings, submission.inputs, tuple(once)))
+    return result
 
 
 def _device_global(execute: ir.Operation, location: ir.Location) -> str:
@@ -273,6 +327,8 @@ def apply_replay(plan: ReplayPlan, function: ir.Operation, module: ir.Operation)
     end = ir.InsertionPoint(module.regions[0].blocks[0])
     with function.context, function.location:
         _allocate_static_buffers(plan, end)
+        if plan.fills_once:
+            _fill_once(plan, end, module)
         commands = [
             _record_direct(plan, i, submission, symbols[submission.recorder], end)
             for i, submission in enumerate(plan.submissions)
@@ -353,6 +409,44 @@ def _allocate_static_buffers(plan: ReplayPlan, end: ir.InsertionPoint) -> None:
         _op("util.return")
 
 
+def _fill_once(plan: ReplayPlan, end: ir.InsertionPoint, module: ir.Operation) -> None:
+    """An initializer, after the one that allocates the static buffers, that fills the
+    persistent fills' bytes (queue fills, then a wait)."""
+    buffers = sorted({fill.buffer for fill in plan.fills_once})
+    lines = [
+        f'%d = util.global.load @"{plan.device}" : !hal.device',
+        "%affinity = arith.constant -1 : i64",
+        "%forever = arith.constant -1 : i32",
+        "%wait = util.null : !hal.fence",
+        '%done = hal.fence.create device(%d : !hal.device) flags("None") : !hal.fence',
+    ]
+    lines += [f'%b{i} = util.global.load @"{name}" : !hal.buffer' for i, name in enumerate(buffers)]
+    fills = plan.fills_once
+    for i, fill in enumerate(fills):
+        # Each fill signals the next one's fence; the last one signals %done.
+        wait = "%wait" if i == 0 else f"%f{i - 1}"
+        signal = "%done" if i == len(fills) - 1 else f"%f{i}"
+        if i < len(fills) - 1:
+            lines.append(f'{signal} = hal.fence.create device(%d : !hal.device) flags("None") : !hal.fence')
+        pattern_type = fill.pattern.rsplit(":", 1)[1].strip()
+        lines += [
+            f"%o{i} = arith.constant {fill.offset} : index",
+            f"%n{i} = arith.constant {fill.length} : index",
+            f"%p{i} = arith.constant {fill.pattern}",
+            f"hal.device.queue.fill<%d : !hal.device> affinity(%affinity) wait({wait}) signal({signal}) "
+            f"target(%b{buffers.index(fill.buffer)} : !hal.buffer)[%o{i}] length(%n{i}) pattern(%p{i} : {pattern_type}) flags(\"None\")",
+        ]
+    lines += [
+        '%status = hal.fence.await until([%done]) timeout_millis(%forever) flags("None") : i32',
+        'util.status.check_ok %status, "static replay: failed to fill the persistent fills"',
+        "util.return",
+    ]
+    declared = [f'util.global private @"{name}" : !hal.buffer' for name in buffers] + [f'util.global private @"{plan.device}" : !hal.device']
+    parsed = ir.Module.parse("\n".join(["module {", *declared, "util.initializer {", *lines, "}", "}"]), module.context)
+    initializer = next(op for op in parsed.body.operations if op.operation.name == "util.initializer")
+    initializer.operation.clone(end)
+
+
 def _record_direct(plan: ReplayPlan, number: int, submission: Submission, recorder: ir.Operation, end: ir.InsertionPoint) -> str:
     """A copy of the memoized recording with direct bindings, recorded once into a global."""
     direct = recorder.clone(ir.InsertionPoint(recorder))  # beside the original, before its users
@@ -382,6 +476,10 @@ def _record_direct(plan: ReplayPlan, number: int, submission: Submission, record
                     slots[slot] = _op("hal.buffer.subspan", [ir.Type.parse("!hal.buffer")], [static, offset, length]).result
         return slots[slot]
 
+    if submission.once:
+        for position in sorted((p for p, _ in submission.once), reverse=True):
+            body.pop(position).erase()  # runs once, when the module loads
+        body = _without_empty_barriers(body)
     for op in body:
         for position in _buffer_positions(op):
             operand = op.operands[position]
@@ -401,6 +499,20 @@ def _record_direct(plan: ReplayPlan, number: int, submission: Submission, record
         _op("util.global.store", operands=[recorded], attributes={"global": f"@{commands}"})
         _op("util.return")
     return commands
+
+
+def _without_empty_barriers(body: list[ir.Operation]) -> list[ir.Operation]:
+    """The recording without execution barriers that order nothing (right after the command
+    buffer's creation or another barrier), which removed fills leave behind."""
+    kept, after_command = [], False
+    for op in body:
+        if op.name == "hal.command_buffer.execution_barrier" and not after_command:
+            op.erase()
+            continue
+        if op.name.startswith("hal.command_buffer.") and op.name not in ("hal.command_buffer.create", "hal.command_buffer.finalize"):
+            after_command = op.name != "hal.command_buffer.execution_barrier"
+        kept.append(op)
+    return kept
 
 
 def _buffer_positions(op: ir.Operation) -> list[int]:

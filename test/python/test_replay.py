@@ -175,6 +175,34 @@ def test_fills_beside_kernels_replay_correctly(imported, tmp_path):
         np.testing.assert_allclose(module.forward(value.numpy()), reference(model, value), rtol=1e-4, atol=1e-4)
 
 
+def test_persistent_fills_run_once_and_replay_correctly(imported, tmp_path):
+    """arena-plan{persistent-fills=true} pins the branchy convnet's padded buffers and
+    static-replay fills them once, when the module loads: later calls, with other inputs,
+    still meet the fill value in the borders (a border another slice overwrote between calls
+    would show as a wrong result)."""
+    model, (x,), mlir = imported("branchy_convnet")
+    pipeline = "memory-order,arena-plan{persistent-fills=true}"
+    result = compile_with_options(mlir, CompileOptions(schedc.resolve_target("llvm-cpu"), passes=pipeline, execution="graphs"))
+    (arena,) = result.records["arena-plan"]["forward$async"]
+    assert arena["persistent_fills"] >= 2 and arena["pinned_bytes"] > 0
+    assert 1 <= result.records["static-replay"]["forward$async"]["fills_once"] <= arena["persistent_fills"]
+    path = tmp_path / "branchy.pinned.vmfb"
+    path.write_bytes(result.output)
+    module = schedc.load(path)
+    for value in (x, torch.randn(x.shape) * 10, torch.randn(x.shape) - 5, x):
+        np.testing.assert_allclose(module.forward(value.numpy()), reference(model, value), rtol=1e-4, atol=1e-4)
+
+
+def test_persistent_fills_without_replay_are_warned_about(imported, capsys):
+    _, _, mlir = imported("branchy_convnet")
+    options = CompileOptions(schedc.resolve_target("llvm-cpu"), passes="arena-plan{persistent-fills=true}", execution="streams")
+    result = compile_with_options(mlir, options)
+    assert "persistent-fills=true} pins padded buffers" in capsys.readouterr().err
+    assert "static-replay" not in result.records
+    compile_with_options(mlir, CompileOptions(schedc.resolve_target("llvm-cpu"), passes="arena-plan", execution="streams"))
+    assert "persistent-fills" not in capsys.readouterr().err
+
+
 def test_dynamic_shapes_are_refused_with_a_clear_error(tmp_path):
     output = tmp_path / "dynamic.vmfb"
     with pytest.raises(schedc.SchedcError, match="@forward takes a tensor of dynamic shape: static replay .* needs static shapes"):
