@@ -12,10 +12,11 @@ the step's first kernel (what a fill in one `stream.cmd.concurrent` with the com
 becomes); `none`: no memset. Per replay: the median of 1000 replays, each synchronized, timed
 in turn; per fill: the difference to `none` over FILLS.
 
-With a folder of bench/replay.py's modules: per bench model with fills, its `replay-serial`
-and `replay-fills` modules (the same kernels, the fills in line or beside the kernel before
-them) in one process, device arrays in and out, timed in turn (blocks of 20 calls, median of
-500 each), and their max relative error against torch eager on the same GPU.
+With a folder of bench/replay.py's modules: per bench model with fills, its `replay-serial`,
+`replay-fills` and `replay-pinned` modules (the same kernels; the fills in line, beside the
+kernel before them, or run once when the module loads) in one process, device arrays in and
+out, timed in turn (blocks of 20 calls, median of 500 each), and their max relative error
+against torch eager on the same GPU.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def main() -> None:
 
 
 def models(folder: Path) -> None:
-    """replay-serial against replay-fills, per bench model, in this one process."""
+    """replay-serial against replay-fills and replay-pinned, per bench model, in this one process."""
     import iree.runtime as rt
     import numpy as np
     import torch
@@ -113,7 +114,8 @@ def models(folder: Path) -> None:
         model, x = load_model(folder, name)
         with torch.no_grad():
             expected = model(torch.from_numpy(x).cuda()).cpu().numpy()
-        modules = {v: schedc.load(folder / f"{name}.{v}.vmfb", device="cuda") for v in ("replay-serial", "replay-fills")}
+        variants = [v for v in ("replay-serial", "replay-fills", "replay-pinned") if (folder / f"{name}.{v}.vmfb").exists()]
+        modules = {v: schedc.load(folder / f"{name}.{v}.vmfb", device="cuda") for v in variants}
         arrays = {v: rt.asdevicearray(m.device, x) for v, m in modules.items()}
         errors = {v: float(np.abs(np.asarray(m.forward(x)) - expected).max() / np.abs(expected).max()) for v, m in modules.items()}
         times = {v: [] for v in modules}
@@ -126,9 +128,11 @@ def models(folder: Path) -> None:
                     start = time.perf_counter()
                     module.forward(arrays[v])
                     times[v].append((time.perf_counter() - start) * 1e6)
-        serial, fills = (statistics.median(times[v]) for v in modules)
-        print(f"  {name}: replay-serial {serial:.1f} us, replay-fills {fills:.1f} us per call ({serial / fills:.3f}x); "
-              f"rel err {errors['replay-serial']:.1e} / {errors['replay-fills']:.1e}")
+        medians = {v: statistics.median(times[v]) for v in modules}
+        serial = medians["replay-serial"]
+        print(f"  {name}: " + "; ".join(
+            f"{v} {us:.1f} us per call ({serial / us:.3f}x of serial's speed), rel err {errors[v]:.1e}" for v, us in medians.items()
+        ))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,9 @@ memory-order + arena-plan, kernels serialized, replayed with --execution=graphs)
 `replay-waves` (the same plus stream-schedule{mode=max-concurrency}: its waves become
 parallel branches of the one recorded graph), `replay-fills` (replay-serial plus overlap-fills:
 fills beside the kernel before them; `bench/graph_fills.py DIR` times it against replay-serial
-in one process), and `iree-k-serial` / `iree-k-waves` (the two
+in one process), `replay-pinned` (replay-serial with arena-plan{persistent-fills=true}: padded
+buffers pinned, their fills run once when the module loads; also in graph_fills.py) and
+`replay-waves-pinned` (the same for replay-waves), and `iree-k-serial` / `iree-k-waves` (the two
 replays with IREE's own kernel configs, --no-tuning, whose kernels leave most SMs idle). Each
 module runs in a process of its own (IREE reads the CUDA driver's mode once per process); a
 replayed module that fails is run again on the stream (execution="streams"), to tell the
@@ -73,6 +75,9 @@ VARIANTS = {  # name -> (schedc pipeline or None for IREE alone, execution, sche
     "replay-serial": (SERIAL, "graphs", True),
     "replay-waves": (WAVES, "graphs", True),
     "replay-fills": (SERIAL + ",overlap-fills", "graphs", True),  # replay-serial with its fills beside kernels
+    # replay-serial with padded buffers pinned in the arena, their fills run once at load
+    "replay-pinned": (SERIAL + "{persistent-fills=true}", "graphs", True),
+    "replay-waves-pinned": (WAVES + "{persistent-fills=true}", "graphs", True),  # the same for replay-waves
     "iree-k-serial": (SERIAL, "graphs", False),  # the same with IREE's own kernel configs (--no-tuning)
     "iree-k-waves": (WAVES, "graphs", False),
 }
@@ -107,15 +112,17 @@ def _host_bytes(module) -> int:
         return -1
 
 
-def run(folder: Path, execution: str, torch_compile: bool, numpy: bool = True) -> None:
+def run(folder: Path, execution: str, torch_compile: bool, numpy: bool = True, keys: list[str] | None = None) -> None:
     """Each module in a process of its own (a crash in one loses only its row); torch's
-    references in this one."""
+    references in this one. `keys`: only those modules (default: all of the mode)."""
     import subprocess
 
     rows = {}
     for name in MODELS:
         for variant in _variants(execution):
             key = f"{name}.{variant}"
+            if keys and key not in keys:
+                continue
             extra = [] if numpy else ["--no-numpy"]
             done = subprocess.run([sys.executable, __file__, "run-one", str(folder), execution, "--key", key, *extra])
             result = folder / f"result.{key}.json"
@@ -434,6 +441,13 @@ def table(folder: Path) -> None:
         if serial and waves and "device_ms" in serial and "device_ms" in waves:
             print(f"  waves replayed vs serial replay: {serial['device_ms'] / waves['device_ms']:.2f}x; torch tensors vs "
                   f"device arrays: {serial['torch_ms'] / serial['device_ms']:.3f}x (serial), {waves['torch_ms'] / waves['device_ms']:.3f}x (waves)")
+        serial, pinned = rows.get(f"{name}.replay-serial"), rows.get(f"{name}.replay-pinned")
+        if serial and pinned and "device_ms" in serial and "device_ms" in pinned:
+            print(f"  fills run once (replay-pinned) vs serial replay: {serial['device_ms'] / pinned['device_ms']:.3f}x; torch tensors "
+                  f"vs device arrays: {pinned['torch_ms'] / pinned['device_ms']:.3f}x")
+            waves = rows.get(f"{name}.replay-waves-pinned")
+            if waves and "device_ms" in waves:
+                print(f"  fills run once: waves vs serial replay {pinned['device_ms'] / waves['device_ms']:.2f}x")
         serial, waves = rows.get(f"{name}.iree-k-serial"), rows.get(f"{name}.iree-k-waves")
         if serial and waves and "device_ms" in serial and "device_ms" in waves:
             print(f"  with IREE's own kernel configs: waves vs serial replay {serial['device_ms'] / waves['device_ms']:.2f}x")
@@ -450,14 +464,14 @@ def main() -> int:
     parser.add_argument("step", choices=("prepare", "run", "run-one", "kernels", "trace", "table"))
     parser.add_argument("folder", type=Path)
     parser.add_argument("execution", nargs="?", choices=("streams", "graphs"), default="graphs")
-    parser.add_argument("--key", action="append", default=[], help="run-one, kernels, trace: MODEL.VARIANT (default: all of the mode)")
+    parser.add_argument("--key", action="append", default=[], help="run, run-one, kernels, trace: MODEL.VARIANT (default: all of the mode)")
     parser.add_argument("--no-torch-compile", action="store_true", help="skip the torch.compile reference")
     parser.add_argument("--no-numpy", action="store_true", help="run, run-one: skip the numpy-in, numpy-out calls")
     args = parser.parse_args()
     if args.step == "prepare":
         prepare(args.folder)
     elif args.step == "run":
-        run(args.folder, args.execution, not args.no_torch_compile, not args.no_numpy)
+        run(args.folder, args.execution, not args.no_torch_compile, not args.no_numpy, args.key)
     elif args.step == "run-one":
         run_one(args.folder, args.execution, args.key[0], not args.no_numpy)
     elif args.step == "kernels":
