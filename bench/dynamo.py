@@ -16,7 +16,8 @@ a first process traces, compiles and saves dynamo's result, a second loads it an
 
 `prepare` (needs the compiler): each bench model's dynamo graph, compiled by the schedc backend's
 own path (weights frozen inside the backend call, torch-mlir, schedc.compile for cuda with its
-kernel configs and replay, execution="graphs"), as DIR/<model>.vmfb, with the model's weights
+kernel configs and replay, execution="graphs"; `--passes` as the backend's `options={"passes":
+...}`, e.g. `memory-order,arena-plan{persistent-fills=true}`), as DIR/<model>.vmfb, with the model's weights
 as DIR/<model>.pt and DIR/manifest.json (with the shapes of the inputs the module takes). The
 GPU machine has another torch (2.11) than this one, so dynamo's graph code and cache keys
 differ there: `run` hands each graph dynamo captures there to the backend's runtime half
@@ -170,7 +171,7 @@ def prepare_command(args) -> None:
 
     folder = Path(args.dir)
     folder.mkdir(parents=True, exist_ok=True)
-    options = BackendOptions(target=args.target, fallback=False, cache_dir=str(folder / "cache"))
+    options = BackendOptions(target=args.target, fallback=False, cache_dir=str(folder / "cache"), passes=args.passes)
     manifest = {}
     for name in args.models:
         model, inputs = bench_models.SUITE[name]()
@@ -184,7 +185,7 @@ def prepare_command(args) -> None:
         torch.save(model.state_dict(), folder / f"{name}.pt")
         manifest[name] = {
             "module": f"{name}.vmfb", "weights": f"{name}.pt", "target": args.target,
-            "execution": options.execution_for(args.target),
+            "execution": options.execution_for(args.target), "passes": args.passes,
             "inputs": [list(example_inputs[i].shape) for i in graph.input_positions], "weights_frozen": len(graph.weights),
         }
         print(f"{name}: {folder / (name + '.vmfb')}")
@@ -213,6 +214,8 @@ def run_command(args) -> None:
         print(name, json.dumps(results[name]), flush=True)
         (folder / "dynamo.json").write_text(json.dumps(results, indent=1))  # a timeout keeps the rows so far
     (folder / "dynamo.json").write_text(json.dumps(results, indent=1))
+    passes = {entry.get("passes") for entry in manifest.values()}
+    print(f"schedc's modules: passes {', '.join(sorted(p or 'default' for p in passes))}")
     print_table(results)
 
 
@@ -289,6 +292,7 @@ def main(argv=None) -> None:
     prepare.add_argument("dir")
     prepare.add_argument("--target", default="cuda", help="cuda (default), or llvm-cpu to try `run --device=cpu` here")
     prepare.add_argument("--models", nargs="+", default=sorted(bench_models.SUITE), choices=sorted(bench_models.SUITE))
+    prepare.add_argument("--passes", default=None, help="the backend's pass pipeline (options={'passes': ...}); default: schedc's own")
     run = commands.add_parser("run", help="GPU machine: latency of eager, Inductor and schedc")
     run.add_argument("dir")
     run.add_argument("--device", default="cuda", choices=["cuda", "cpu"], help="cpu: a check of the script here (modules prepared with --target=llvm-cpu)")
