@@ -32,7 +32,7 @@ from iree.compiler import ir
 
 from schedc.arena import MAX_CHECKS, Plan, Slice, iree_layout, load, plan_arena, verify
 from schedc.dialects.sched import ARENA_LOAD, ARENA_METHOD, ARENA_OFFSETS, ARENA_SIZE, PERSISTENT_FILLS
-from schedc.iree_ir import Pack, constant_index, enclosing_function, executable_bodies, ops_named, packs, symbol_path
+from schedc.iree_ir import RESOURCE_WRITE, Pack, cmd_dispatch_resources, constant_index, executable_bodies, ops_named, packs, symbol_path
 from schedc.pads import Pad, pin
 
 from ._base import PassInfo
@@ -158,12 +158,6 @@ def _pinning_problems(slices: list[Slice], offsets, pinning) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 # Padded buffers (persistent-fills)
 
-# stream.cmd.dispatch's operand segments (IREE 3.13's StreamOps.td): workload, uniform
-# operands, resources, their sizes, offsets and lengths; resource_accesses bits.
-_RESOURCES, _OFFSETS, _LENGTHS = 2, 4, 5
-_WRITE = 2
-
-
 @dataclass(frozen=True)
 class _Touch:
     step: int  # commands of one stream.cmd.concurrent share a step (they are not ordered)
@@ -210,13 +204,9 @@ def _touches(body: ir.Block, arena: ir.Value, offsets: dict, sizes: list[int]) -
             target, _, offset, length = list(op.operands)[:4]
             return add(op, target, offset, length, "fill")
         if op.name == "stream.cmd.dispatch":
-            sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-            operands = list(op.operands)
-            segments = [operands[sum(sizes[:k]):sum(sizes[:k + 1])] for k in range(len(sizes))]
-            accesses = [ir.IntegerAttr(a).value for a in ir.ArrayAttr(op.attributes["resource_accesses"])]
             return all(
-                add(op, r, o, n, "write" if access & _WRITE else "read", position)
-                for position, (r, o, n, access) in enumerate(zip(segments[_RESOURCES], segments[_OFFSETS], segments[_LENGTHS], accesses))
+                add(op, r, o, n, "write" if access & RESOURCE_WRITE else "read", position)
+                for position, (r, o, n, access) in enumerate(cmd_dispatch_resources(op))
             )
         if op.name == "stream.cmd.copy":
             source, _, source_offset, target, _, target_offset, length = list(op.operands)[:7]

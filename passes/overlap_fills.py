@@ -27,15 +27,10 @@ from __future__ import annotations
 from iree.compiler import ir
 from iree.compiler.dialects import stream
 
-from schedc.iree_ir import constant_index, defining_op_name, enclosing_function, ops_named
+from schedc.iree_ir import cmd_dispatch_resources, constant_index, defining_op_name, enclosing_function, ops_named
 from schedc.overlap import Command, Range, groups
 
 from ._base import PassInfo
-
-# stream.cmd.dispatch's operand segments: workload, uniform operands, resources, their sizes,
-# offsets and lengths (IREE 3.13's StreamOps.td).
-_RESOURCES, _OFFSETS, _LENGTHS = 2, 4, 5
-
 
 _ARITHMETIC = {"arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b, "arith.muli": lambda a, b: a * b}
 
@@ -58,10 +53,7 @@ def _ranges(op: ir.Operation) -> tuple[Range, ...] | None:
         target, _, offset, length = list(op.operands)[:4]
         found = [(target, _index(offset), _index(length))]
     elif op.name == "stream.cmd.dispatch":
-        sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-        operands = list(op.operands)
-        segments = [operands[sum(sizes[:k]):sum(sizes[:k + 1])] for k in range(len(sizes))]
-        found = [(r, _index(o), _index(n)) for r, o, n in zip(segments[_RESOURCES], segments[_OFFSETS], segments[_LENGTHS])]
+        found = [(r, _index(o), _index(n)) for r, o, n, _ in cmd_dispatch_resources(op)]
     elif op.name == "stream.cmd.concurrent":
         found = []
         for inner in op.regions[0].blocks[0].operations:

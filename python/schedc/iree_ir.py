@@ -411,6 +411,21 @@ def packs(module: ir.Operation) -> list[Pack]:
     return found
 
 
+# stream.cmd.dispatch's operand segments (IREE 3.13's StreamOps.td): workload, uniform
+# operands, resources, their sizes, offsets and lengths.
+_CMD_RESOURCES, _CMD_OFFSETS, _CMD_LENGTHS = 2, 4, 5
+RESOURCE_WRITE = 2  # the write bit of a stream.cmd.dispatch's resource_accesses
+
+
+def cmd_dispatch_resources(op: ir.Operation) -> list[tuple[ir.Value, ir.Value, ir.Value, int]]:
+    """A stream.cmd.dispatch's (resource, offset, length, access bits) per binding."""
+    sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    operands = list(op.operands)
+    segments = [operands[sum(sizes[:k]):sum(sizes[:k + 1])] for k in range(len(sizes))]
+    accesses = [ir.IntegerAttr(a).value for a in ir.ArrayAttr(op.attributes["resource_accesses"])]
+    return list(zip(segments[_CMD_RESOURCES], segments[_CMD_OFFSETS], segments[_CMD_LENGTHS], accesses))
+
+
 def concurrent_groups(module: ir.Operation) -> dict[str, list[int]]:
     """Per function, the number of dispatches in each `stream.cmd.concurrent` (the waves IREE
     runs concurrently), in program order."""
