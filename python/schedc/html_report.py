@@ -145,6 +145,10 @@ def _story(entry: dict) -> str:
         load, planned = max(a["load_bytes"] for a in arenas), max(a["schedc_bytes"] for a in arenas)
         sentences.append(f"arena-plan packs that order's slices into {format_bytes(planned)} for a LOAD of {format_bytes(load)} "
                          f"(IREE's packing of the same slices: {format_bytes(max(a['iree_bytes'] for a in arenas))}).")
+        pinned = sum(a.get("persistent_fills", 0) for a in arenas)
+        if pinned:
+            sentences.append(f"Of it, {format_bytes(sum(a.get('pinned_bytes', 0) for a in arenas))} hold padded buffers pinned so that "
+                             f"their {pinned} fills run once, when the module loads, instead of on every call (persistent-fills).")
     iree = entry.get("iree_transient_bytes")
     if iree and iree["without_schedc"]:
         sentences.append(f"The module allocates {format_bytes(iree['with_schedc'])} of transients instead of "

@@ -128,8 +128,10 @@ def summary_lines(report: dict) -> list[str]:
             planned = sum(a["schedc_bytes"] for a in arenas)
             packed = sum(a["iree_bytes"] for a in arenas)
             methods = "+".join(sorted({a["method"] for a in arenas}))
+            pinned = sum(a.get("persistent_fills", 0) for a in arenas)
+            pinning = f", {pinned} fills run once in {sum(a.get('pinned_bytes', 0) for a in arenas):,} B pinned" if pinned else ""
             parts.append(
-                f"arena {planned:,} B ({planned / load:.3f}x LOAD {load:,} B, '{methods}'; IREE's packing {packed:,} B);"
+                f"arena {planned:,} B ({planned / load:.3f}x LOAD {load:,} B, '{methods}'; IREE's packing {packed:,} B{pinning});"
                 if load else f"arena {planned:,} B;"
             )
         iree = entry.get("iree_transient_bytes")

@@ -182,9 +182,12 @@ def test_persistent_fills_run_once_and_replay_correctly(imported, tmp_path):
     would show as a wrong result)."""
     model, (x,), mlir = imported("branchy_convnet")
     pipeline = "memory-order,arena-plan{persistent-fills=true}"
-    result = compile_with_options(mlir, CompileOptions(schedc.resolve_target("llvm-cpu"), passes=pipeline, execution="graphs"))
+    result = compile_with_options(mlir, CompileOptions(schedc.resolve_target("llvm-cpu"), passes=pipeline, execution="graphs", report="r.json"))
     (arena,) = result.records["arena-plan"]["forward$async"]
     assert arena["persistent_fills"] >= 2 and arena["pinned_bytes"] > 0
+    from schedc.report import summary_lines
+
+    assert f"{arena['persistent_fills']} fills run once in {arena['pinned_bytes']:,} B pinned" in summary_lines(result.report)[0]
     assert 1 <= result.records["static-replay"]["forward$async"]["fills_once"] <= arena["persistent_fills"]
     path = tmp_path / "branchy.pinned.vmfb"
     path.write_bytes(result.output)
