@@ -16,16 +16,20 @@
 //   CHECK-NOT:   hal.command_buffer.fill_buffer
 //       CHECK:   hal.command_buffer.finalize
 
-// Once, after the static buffers are allocated: one queue fill of the transient's bytes, and
-// a wait for it.
+// Once, after the static buffers are allocated: a one-shot command buffer that fills the
+// transient's bytes, submitted and waited for.
 //       CHECK: util.initializer
 //       CHECK:   hal.allocator.allocate
 //       CHECK: util.initializer
+//       CHECK:   %[[DONE:.+]] = hal.fence.create
+//       CHECK:   %[[ONCE:.+]] = hal.command_buffer.create device(%{{.+}} : !hal.device) mode(OneShot) categories(Transfer)
 //   CHECK-DAG:   %[[TMP:.+]] = util.global.load @__padded$async_replay_alloca_1 : !hal.buffer
 //   CHECK-DAG:   %[[OFFSET:.+]] = arith.constant 1024 : index
 //   CHECK-DAG:   %[[LENGTH:.+]] = arith.constant 256 : index
-//       CHECK:   hal.device.queue.fill<%{{.+}} : !hal.device> affinity(%{{.+}}) wait(%{{.+}}) signal(%[[DONE:.+]]) target(%[[TMP]] : !hal.buffer)[%[[OFFSET]]] length(%[[LENGTH]]) pattern(%{{.+}} : i8)
-//   CHECK-NOT:   hal.device.queue.fill
+//       CHECK:   hal.command_buffer.fill_buffer<%[[ONCE]] : !hal.command_buffer> target(%[[TMP]] : !hal.buffer)[%[[OFFSET]], %[[LENGTH]]] pattern(%{{.+}} : i8)
+//   CHECK-NOT:   hal.command_buffer.fill_buffer
+//       CHECK:   hal.command_buffer.finalize<%[[ONCE]] : !hal.command_buffer>
+//       CHECK:   hal.device.queue.execute<%{{.+}} : !hal.device> affinity(%{{.+}}) wait(%{{.+}}) signal(%[[DONE]]) commands(%[[ONCE]])
 //       CHECK:   hal.fence.await until([%[[DONE]]])
 //       CHECK:   util.return
 
