@@ -416,7 +416,7 @@ def _fill_once(plan: ReplayPlan, end: ir.InsertionPoint, module: ir.Operation) -
 
     Not `hal.device.queue.fill`: with a queue fill per pattern, 4 of 10 processes that loaded
     inception's pinned module under Nsight Compute died of a corrupted host heap ("malloc():
-    unaligned tcache chunk detected"), and none of 5 with this command buffer, nor of 5 with
+    unaligned tcache chunk detected"), and none of 8 with this command buffer, nor of 5 with
     the module unpinned (H200, IREE 3.13 runtime, 2026-11-30)."""
     buffers = sorted({fill.buffer for fill in plan.fills_once})
     lines = [

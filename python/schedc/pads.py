@@ -13,8 +13,8 @@ the whole execution region, so no other slice of the arena meets its bytes. The 
 bytes: one copy per key (more where pads of a key are alive at once).
 
 On an H200 (`python bench/graph_fills.py DIR` on bench/replay.py's modules, one process):
-inception's replayed call ran 1.105x faster with its 13 fills run once (5 copies, 311 KB more
-arena), RandWire's 1.147x (33 fills, 3 copies, 331 KB).
+inception's replayed call ran 1.106x faster with its 13 fills run once (5 copies, 311 KB more
+arena), RandWire's 1.146x (33 fills, 3 copies, 331 KB).
 
 Pure Python over the arena's slices; `passes/arena_plan.py` finds the pads in IR and plans
 the pinned slices with the others.
