@@ -268,7 +268,8 @@ class DispatchSite:
 
 
 def _float_tensor(type_text: str) -> bool:
-    return type_text.startswith("tensor<") and type_text.rstrip(">").rsplit("x", 1)[-1] in _FLOATS
+    """`tensor<4x8xf32>` and the rank-0 `tensor<f32>`: a tensor of floats."""
+    return type_text.startswith("tensor<") and type_text[len("tensor<"):].rstrip(">").rsplit("x", 1)[-1] in _FLOATS
 
 
 def dispatch_sites(module: ir.Operation) -> dict[str, DispatchSite]:

@@ -177,3 +177,15 @@ def test_tune_bench_times_and_checks_every_candidate_on_the_cpu(cuda_flow, tmp_p
     assert all(t["time_us"] > 0 and t["error"] == 0.0 for t in timings)  # the same kernel twice
     [entry] = winners(manifest, results["kernels"])
     assert entry.config is None and entry.time_us == timings[0]["time_us"]
+
+
+def test_a_dispatch_with_a_rank_0_float_operand_is_benchmarkable():
+    """Dynamo's graphs hoist scalars as `tensor<f32>` operands of matmul dispatches (RandWire's);
+    they are floats like any other, so tune reproduces those dispatches."""
+    from schedc.dispatches import DispatchSite
+    from schedc.tune_bench import parse_tensor_type
+
+    site = DispatchSite("ex", "ex_matmul", ("tensor<32x1024xf32>", "tensor<f32>"), ("tensor<32x1024xf32>",), (-1,))
+    assert site.benchmarkable
+    assert parse_tensor_type("tensor<f32>")[0] == ()
+    assert not DispatchSite("ex", "ex_gather", ("tensor<32xf32>", "tensor<i64>"), ("tensor<32xf32>",), (-1,)).benchmarkable
