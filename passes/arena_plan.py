@@ -32,7 +32,9 @@ from iree.compiler import ir
 
 from schedc.arena import MAX_CHECKS, Plan, Slice, iree_layout, load, plan_arena, verify
 from schedc.dialects.sched import ARENA_LOAD, ARENA_METHOD, ARENA_OFFSETS, ARENA_SIZE, PERSISTENT_FILLS
-from schedc.iree_ir import RESOURCE_WRITE, Pack, cmd_dispatch_resources, constant_index, executable_bodies, ops_named, packs, symbol_path
+from schedc.iree_ir import (
+    RESOURCE_WRITE, Pack, cmd_dispatch_resources, constant_index, enclosing_function_op, executable_bodies, ops_named, packs, symbol_path,
+)
 from schedc.pads import Pad, pin
 
 from ._base import PassInfo
@@ -94,7 +96,7 @@ def arena_plan(module, pass_, options: Options, context) -> None:
         iree = iree_layout(slices, options.alignment) if pads else Plan(report.iree_offsets, report.iree_size, "iree")
         least = load(slices, options.alignment) if pads else report.load
         if options.verify or context.verify:
-            problems = verify(slices, offsets, options.alignment, report.plan.size) + _pinning_problems(slices, offsets, pinning)
+            problems = verify(slices, offsets, options.alignment, report.plan.size) + pinning.problems(slices, offsets)
             if problems:
                 pack.op.location.emit_error(f"arena-plan made an invalid plan: {problems[0]}")
                 pass_.signal_pass_failure()
@@ -108,7 +110,7 @@ def arena_plan(module, pass_, options: Options, context) -> None:
             ARENA_METHOD.set(alloca, report.plan.method)
             ARENA_OFFSETS.set(alloca, offsets)
         if fills:
-            function = _function_of(execute)
+            function = enclosing_function_op(execute)
             number = [e == execute for e in ops_named(function, "stream.cmd.execute")].index(True)
             base = pack.base_offset or 0
             marks = persistent.setdefault(function, [])
@@ -135,24 +137,6 @@ def arena_plan(module, pass_, options: Options, context) -> None:
         })
     for function, marks in persistent.items():
         PERSISTENT_FILLS.set(function, marks)
-
-
-def _function_of(op: ir.Operation) -> ir.Operation:
-    parent = op.parent
-    while parent.name not in ("util.func", "func.func"):
-        parent = parent.parent
-    return parent
-
-
-def _pinning_problems(slices: list[Slice], offsets, pinning) -> list[str]:
-    """A pinned slice's bytes must meet no slice outside its copy, at any time."""
-    problems = []
-    for members in pinning.copies:
-        start, end = offsets[members[0]], offsets[members[0]] + slices[members[0]].size
-        for i, s in enumerate(slices):
-            if i not in members and offsets[i] < end and start < offsets[i] + s.size:
-                problems.append(f"slice {i} meets the bytes of pinned slice {members[0]}")
-    return problems
 
 
 # ---------------------------------------------------------------------------------------------

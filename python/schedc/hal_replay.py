@@ -445,9 +445,7 @@ def _fill_once(plan: ReplayPlan, end: ir.InsertionPoint, module: ir.Operation) -
         "util.return",
     ]
     declared = [f'util.global private @"{name}" : !hal.buffer' for name in buffers] + [f'util.global private @"{plan.device}" : !hal.device']
-    parsed = ir.Module.parse("\n".join(["module {", *declared, "util.initializer {", *lines, "}", "}"]), module.context)
-    initializer = next(op for op in parsed.body.operations if op.operation.name == "util.initializer")
-    initializer.operation.clone(end)
+    _clone_parsed("\n".join(["module {", *declared, "util.initializer {", *lines, "}", "}"]), "util.initializer", end)
 
 
 def _record_direct(plan: ReplayPlan, number: int, submission: Submission, recorder: ir.Operation, end: ir.InsertionPoint) -> str:
@@ -725,9 +723,14 @@ def _add_static_inputs_function(plan: ReplayPlan, function: ir.Operation, module
         f'iree.reflection = {{schedc.static_inputs_of = "{plan.function}"}}}} {{',
         "%c0 = arith.constant 0 : index", *lines, f"util.return {', '.join(results)} : {types}", "}", "}",
     ])
-    parsed = ir.Module.parse(text, function.context)
-    exported = next(op for op in parsed.body.operations if op.operation.name == "util.func")
-    exported.operation.clone(ir.InsertionPoint(module.regions[0].blocks[0]))
+    _clone_parsed(text, "util.func", ir.InsertionPoint(module.regions[0].blocks[0]))
+
+
+def _clone_parsed(text: str, name: str, where: ir.InsertionPoint) -> None:
+    """Parses a module of text and clones its `name` op to `where`; the module's other ops
+    only declare what that op refers to."""
+    parsed = ir.Module.parse(text, where.block.owner.context)
+    next(op for op in parsed.body.operations if op.operation.name == name).operation.clone(where)
 
 
 def _attribute_op_text(op: ir.Operation) -> str:

@@ -40,11 +40,17 @@ def function_name(func: ir.Operation) -> str:
     return ir.StringAttr(func.attributes["sym_name"]).value
 
 
-def enclosing_function(op: ir.Operation) -> str:
-    """The name of the function an op is in; "util.initializer" for initializers."""
+def enclosing_function_op(op: ir.Operation) -> ir.Operation | None:
+    """The function (or initializer) an op is in; None outside any."""
     parent = op.parent
     while parent is not None and parent.name not in ("util.func", "util.initializer", "func.func"):
         parent = parent.parent
+    return parent
+
+
+def enclosing_function(op: ir.Operation) -> str:
+    """The name of the function an op is in; "util.initializer" for initializers."""
+    parent = enclosing_function_op(op)
     if parent is None or "sym_name" not in parent.attributes:
         return "util.initializer"
     return function_name(parent)

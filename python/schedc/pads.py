@@ -49,7 +49,18 @@ class Pinning:
 
     @property
     def pinned_bytes(self) -> int:
-        return sum(self.slices[len(self.slices) - len(self.copies) + i].size for i in range(len(self.copies)))
+        return sum(s.size for s in self.slices[len(self.slices) - len(self.copies):])
+
+    def problems(self, slices: list[Slice], offsets) -> list[str]:
+        """What breaks pinning in a plan of the original slices: a slice outside a copy that
+        meets the copy's bytes (at any time: a pinned copy is alive all the time)."""
+        found = []
+        for members in self.copies:
+            start, end = offsets[members[0]], offsets[members[0]] + slices[members[0]].size
+            for i, s in enumerate(slices):
+                if i not in members and offsets[i] < end and start < offsets[i] + s.size:
+                    found.append(f"slice {i} meets the bytes of pinned slice {members[0]}")
+        return found
 
 
 def pin(slices: list[Slice], pads: list[Pad]) -> Pinning:
