@@ -22,6 +22,8 @@ class PassContext:
     target: str = ""
     # The chip code is generated for (sm_80, gfx942, ...), for kernel configs.
     arch: str = ""
+    # How the module will run: "graphs" (static replay) or "streams"; "" where not known (schedc-opt).
+    execution: str = ""
     # A kernel database chosen by the user (--kernel-db), for kernel-config.
     kernel_database: str = ""
     # Check every decision a pass makes (schedc --verify-plan), whatever its own options say.

@@ -73,6 +73,9 @@ def why_not_planned(pack: Pack) -> str:
 def arena_plan(module, pass_, options: Options, context) -> None:
     records = context.records.setdefault("arena-plan", {})
     bodies = executable_bodies(module) if options.persistent_fills else {}
+    if options.persistent_fills and context.execution not in ("", "graphs"):
+        context.warn(module.location, "arena-plan{persistent-fills=true} pins padded buffers so that static replay fills them once; "
+                     "without --execution=graphs their fills run on every call and the pinned bytes buy nothing")
     persistent: dict[ir.Operation, list[int]] = {}
     for region, pack in enumerate(packs(module)):
         if not pack.allocas:

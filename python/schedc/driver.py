@@ -206,10 +206,6 @@ def compile_with_options(source, options: CompileOptions, pass_output=None, time
         _check_dump_folder(options.dump_phases)
     for warning in miscompile_warnings(options.target, options.iree_flags):
         print(f"schedc: warning: {warning}", file=sys.stderr)
-    if options.execution != "graphs" and any(getattr(i.options, "persistent_fills", False) for i in invocations):
-        print("schedc: warning: arena-plan{persistent-fills=true} pins padded buffers so that static replay fills "
-              "them once; without --execution=graphs their fills run on every call and the pinned bytes buy nothing",
-              file=sys.stderr)
     work = Path(tempfile.mkdtemp(prefix="schedc-"))
     keep_work = False
     try:
@@ -224,6 +220,7 @@ def compile_with_options(source, options: CompileOptions, pass_output=None, time
         context.target = options.target.name
         context.verify = options.verify_plan
         context.arch = options.target.arch
+        context.execution = options.execution
         context.kernel_database = options.kernel_db or ""
         context.timer = timer  # each pass nests under the schedc phase that runs it
         result = CompileResult(output=b"", records=context.records, timer=timer)
