@@ -21,7 +21,7 @@ kernel configs and replay, execution="graphs"; `--passes` as the backend's `opti
 as DIR/<model>.pt and DIR/manifest.json (with the shapes of the inputs the module takes). The
 GPU machine has another torch (2.11) than this one, so dynamo's graph code and cache keys
 differ there: `run` hands each graph dynamo captures there to the backend's runtime half
-(schedc.dynamo's FrozenGraph and CompiledGraph, the backend's own call wrapper) with the module
+(schedc.torch.dynamo's FrozenGraph and CompiledGraph, the backend's own call wrapper) with the module
 prepared here, after checking that graph takes the same inputs, instead of compiling.
 
 `run` (needs torch with CUDA, iree-base-runtime and numpy; DIR holds all it reads besides this
@@ -64,7 +64,7 @@ def capture_graphs(model, args) -> list:
     built inside the backend call, as schedc's backend does), with their example inputs."""
     import torch
 
-    from schedc.dynamo import FrozenGraph
+    from schedc.torch.dynamo import FrozenGraph
 
     graphs = []
 
@@ -84,11 +84,11 @@ _FIRST_CALL = """
 import sys, time, json
 sys.path.insert(0, {bench!r})
 import torch, torch._dynamo  # dynamo's import: a cost of the process, not of the first call
-import schedc.dynamo
+import schedc.torch.dynamo
 import models
 
 backend_seconds = []
-compile_or_fall_back = schedc.dynamo.compile_or_fall_back
+compile_or_fall_back = schedc.torch.dynamo.compile_or_fall_back
 
 
 def timed(*args, **kwargs):  # the schedc backend's own share: compile or cache look-up, load
@@ -99,7 +99,7 @@ def timed(*args, **kwargs):  # the schedc backend's own share: compile or cache 
         backend_seconds.append(time.perf_counter() - start)
 
 
-schedc.dynamo.compile_or_fall_back = timed
+schedc.torch.dynamo.compile_or_fall_back = timed
 model, args = models.SUITE[{name!r}]()
 mode, cache = {mode!r}, {cache!r}
 options = {{"fallback": False, "cache_dir": cache}}
@@ -167,7 +167,7 @@ def cache_command(args) -> None:
 def prepare_command(args) -> None:
     import torch
 
-    from schedc.dynamo import BackendOptions, compiled_module
+    from schedc.torch.dynamo import BackendOptions, compiled_module
 
     folder = Path(args.dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -223,7 +223,7 @@ def prepared_backend(folder: Path, entry: dict, iree_device: str, static_outputs
     """A dynamo backend that runs the module `prepare` compiled, through schedc's own call
     wrapper (FrozenGraph + CompiledGraph: the weights frozen, the user's tensors passed), under
     this machine's torch, whose dynamo graph may differ in code but must take the same inputs."""
-    from schedc.dynamo import CompiledGraph, FrozenGraph
+    from schedc.torch.dynamo import CompiledGraph, FrozenGraph
 
     def backend(gm, example_inputs):
         graph = FrozenGraph.build(gm, example_inputs)

@@ -56,8 +56,9 @@ def import_models(folder: Path) -> None:
 
 
 def compile_models(folder: Path, variants=VARIANTS) -> None:
-    from schedc.driver import CompileOptions, compile_with_options
-    from schedc.kernel_configs import KernelDatabase
+    from schedc.options import CompileOptions
+    from schedc.compiler.driver import compile_with_options
+    from schedc.decisions.kernel_config import KernelDatabase
     from schedc.targets import resolve_target
 
     empty = folder / "empty-db.json"
@@ -68,7 +69,7 @@ def compile_models(folder: Path, variants=VARIANTS) -> None:
     configs = json.loads(configs_path.read_text()) if configs_path.exists() else {}
     for name in MODELS:
         for variant in variants:
-            options = CompileOptions(
+            options = CompileOptions.for_target(
                 resolve_target("cuda"),
                 schedc_passes=variant != "iree-default",
                 kernel_db=str(empty) if variant == "schedc-heuristic" else None,

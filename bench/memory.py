@@ -41,18 +41,19 @@ from timing import bench_models  # noqa: E402
 
 def measure_model(name: str, factory, work: Path) -> dict:
     import schedc
-    from schedc.driver import CompileOptions, compile_with_options
-    from schedc.iree_ir import packs
-    from schedc.iree_tools import run_iree_tool
-    from schedc.irio import read_module
-    from schedc.phases import pipeline_until
+    from schedc.options import CompileOptions
+    from schedc.compiler.driver import compile_with_options
+    from schedc.ir.iree import packs
+    from schedc.compiler.iree_tools import run_iree_tool
+    from schedc.ir.mlirio import read_module
+    from schedc.compiler.phases import pipeline_until
     from schedc.targets import resolve_target
 
     model, args = factory()
     mlir = schedc.import_torch(model, *args)
     target = resolve_target("llvm-cpu")
-    ordered = compile_with_options(mlir, CompileOptions(target, passes="memory-order", emit="flow", report=True, dump_phases=str(work / name)))
-    full = compile_with_options(mlir, CompileOptions(target, emit="stream", report=True))
+    ordered = compile_with_options(mlir, CompileOptions.for_target(target, passes="memory-order", emit="flow", report=True, dump_phases=str(work / name)))
+    full = compile_with_options(mlir, CompileOptions.for_target(target, emit="stream", report=True))
     (function, entry), = [(f, e) for f, e in ordered.report["functions"].items() if "memory-order" in e]
     order, iree = entry["memory-order"], entry["iree_transient_bytes"]
     allocated = work / f"{name}.allocation.mlir"
@@ -83,7 +84,7 @@ def measure_model(name: str, factory, work: Path) -> dict:
 
 def synthetic_slices(count: int, seed: int = 0):
     """`count` transient slices with random lifetimes (up to 40 steps) and sizes (4 KiB - 1 MiB)."""
-    from schedc.arena import Slice
+    from schedc.decisions.arena_plan import Slice
 
     rng = random.Random(seed)
     slices = []
@@ -94,7 +95,7 @@ def synthetic_slices(count: int, seed: int = 0):
 
 
 def measure_planner(count: int, repeats: int) -> dict:
-    from schedc.arena import plan_arena
+    from schedc.decisions.arena_plan import plan_arena
 
     slices = synthetic_slices(count)
     times, report = [], None
@@ -132,9 +133,9 @@ def synthetic_flow_ir(kernels: int, seed: int = 0, width: int = 16) -> str:
 def measure_synthetic(kernels: int, repeats: int) -> dict:
     from iree.compiler import ir
 
-    from schedc.irio import parse_module
+    from schedc.ir.mlirio import parse_module
     from schedc.passes import REGISTRY, PassContext
-    from schedc.pipeline import parse_pipeline, run_pipeline
+    from schedc.compiler.pipeline import parse_pipeline, run_pipeline
 
     text = synthetic_flow_ir(kernels)
     times, record = [], None

@@ -47,10 +47,11 @@ GOALS = {"train": (0.6, 0.20), "inference": (0.7, 0.10)}
 
 
 def compile_report(text: str, passes: str) -> dict:
-    from schedc.driver import CompileOptions, compile_with_options
+    from schedc.options import CompileOptions
+    from schedc.compiler.driver import compile_with_options
     from schedc.targets import resolve_target
 
-    result = compile_with_options(text, CompileOptions(resolve_target("llvm-cpu"), passes=passes, emit="stream", report=True))
+    result = compile_with_options(text, CompileOptions.for_target(resolve_target("llvm-cpu"), passes=passes, emit="stream", report=True))
     (entry,) = [e for e in result.report["functions"].values() if e.get("iree_transient_bytes", {}).get("without_schedc")]
     return entry
 
@@ -97,7 +98,7 @@ def pareto(text: str, split: bool = False, concat: bool = False) -> tuple[list[d
 
 
 def row(budget: str, entry: dict, remat: dict | None) -> dict:
-    from schedc.report import remat_flops_share
+    from schedc.report.build import remat_flops_share
 
     order = entry["memory-order"]
     return {
@@ -244,9 +245,9 @@ def time_synthetic(kernels: int, budget: str = "0.5") -> dict:
 
     from iree.compiler import ir
 
-    from schedc.irio import parse_module
+    from schedc.ir.mlirio import parse_module
     from schedc.passes import REGISTRY, PassContext
-    from schedc.pipeline import parse_pipeline, run_pipeline
+    from schedc.compiler.pipeline import parse_pipeline, run_pipeline
 
     module = parse_module(synthetic_training_ir(kernels), f"synthetic-{kernels}.mlir", ir.Context())
     context = PassContext(target="llvm-cpu")

@@ -84,7 +84,8 @@ VARIANTS = {  # name -> (schedc pipeline or None for IREE alone, execution, sche
 
 
 def prepare(folder: Path) -> None:
-    from schedc.driver import CompileOptions, compile_with_options
+    from schedc.options import CompileOptions
+    from schedc.compiler.driver import compile_with_options
     from schedc.targets import resolve_target
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -92,7 +93,7 @@ def prepare(folder: Path) -> None:
     for name in MODELS:
         mlir = save_model(folder, name)
         for variant, (pipeline, execution, tuning) in VARIANTS.items():
-            options = CompileOptions(resolve_target("cuda"), passes=pipeline, schedc_passes=pipeline is not None, execution=execution, tuning=tuning)
+            options = CompileOptions.for_target(resolve_target("cuda"), passes=pipeline, schedc_passes=pipeline is not None, execution=execution, tuning=tuning)
             result = compile_with_options(mlir, options)
             (folder / f"{name}.{variant}.vmfb").write_bytes(result.output)
             manifest[f"{name}.{variant}"] = {"execution": execution, **result.records.get("static-replay", {}).get("forward$async", {})}

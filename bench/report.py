@@ -34,11 +34,11 @@ from timing import bench_models  # noqa: E402
 
 def records_seconds(flow_path: Path, repeats: int) -> float:
     """Median time to build memory-order's report records on the model's kernel graphs."""
-    from schedc.extract import build_kernel_graph
-    from schedc.iree_ir import function_ops
-    from schedc.irio import read_module
-    from schedc.ordering import best_order
-    from schedc.report import kernel_graph_record, live_timeline
+    from schedc.ir.extract import build_kernel_graph
+    from schedc.ir.iree import function_ops
+    from schedc.ir.mlirio import read_module
+    from schedc.decisions.memory_order import best_order
+    from schedc.decisions.kernel_graph import kernel_graph_record, live_timeline
 
     module = read_module(flow_path)
     graphs = [g for g in (build_kernel_graph(f) for f in function_ops(module)) if g.kernels]
@@ -56,8 +56,9 @@ def records_seconds(flow_path: Path, repeats: int) -> float:
 
 def measure(name: str, factory, repeats: int, work: Path) -> dict:
     import schedc
-    from schedc.driver import CompileOptions, compile_with_options
-    from schedc.html_report import render_html
+    from schedc.options import CompileOptions
+    from schedc.compiler.driver import compile_with_options
+    from schedc.report.html import render_html
     from schedc.targets import resolve_target
 
     model, args = factory()
@@ -66,7 +67,7 @@ def measure(name: str, factory, repeats: int, work: Path) -> dict:
     compiles, baseline = [], []
     report = None
     for _ in range(repeats):
-        result = compile_with_options(mlir, CompileOptions(target, report=True, dump_phases=str(work / name)))
+        result = compile_with_options(mlir, CompileOptions.for_target(target, report=True, dump_phases=str(work / name)))
         phases = [e for e in result.timer.entries if e.depth == 0]
         baseline.append(sum(e.seconds for e in phases if e.name.startswith("report:")))
         compiles.append(sum(e.seconds for e in phases) - baseline[-1])

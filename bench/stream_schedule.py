@@ -27,6 +27,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import load_model, median_ms, save_model  # noqa: E402
 
+from schedc.options import Execution  # noqa: E402
+
 REPEATS, WARMUP = 200, 20
 
 MODELS = ("inception", "randwire", "transformer")
@@ -36,13 +38,14 @@ VARIANTS = {
     "schedc-balanced": "memory-order,stream-schedule{mode=balanced streams=8},arena-plan",
     "schedc-max-concurrency": "memory-order,stream-schedule{mode=max-concurrency streams=8},arena-plan",
 }
-EXECUTIONS = ("streams", "graphs")
+EXECUTIONS = Execution.names()  # the modes a module runs in (schedc.options.Execution)
 
 
 def prepare(folder: Path) -> None:
-    from schedc.driver import CompileOptions, compile_with_options
-    from schedc.iree_ir import concurrent_groups, transient_allocations
-    from schedc.irio import read_module
+    from schedc.options import CompileOptions
+    from schedc.compiler.driver import compile_with_options
+    from schedc.ir.iree import concurrent_groups, transient_allocations
+    from schedc.ir.mlirio import read_module
     from schedc.targets import resolve_target
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -51,7 +54,7 @@ def prepare(folder: Path) -> None:
         mlir = save_model(folder, name)
         for variant, pipeline in VARIANTS.items():
             for execution in EXECUTIONS:
-                options = CompileOptions(
+                options = CompileOptions.for_target(
                     resolve_target("cuda"), passes=pipeline, schedc_passes=pipeline is not None,
                     execution=execution, dump_phases=str(folder / "phases" / f"{name}.{variant}.{execution}"),
                 )

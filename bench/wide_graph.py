@@ -55,7 +55,7 @@ def wide_graph_mlir(branches: int, depth: int, width: int = 64) -> str:
 def wide_kernel_graph(branches: int, depth: int):
     """The same shape as a KernelGraph made by hand (x, the chains, one join), for the searches
     alone."""
-    from schedc.graph import Buffer, KernelGraph, Node
+    from schedc.decisions.kernel_graph import Buffer, KernelGraph, Node
 
     nodes, buffers, edges, tails = [Node(0, "flow.dispatch", "x", True, (0,), ())], [Buffer(0, 256, "t", "transient")], [], []
     for b in range(branches):
@@ -79,8 +79,8 @@ def deadline_overshoot(branches: int, depth: int, limit_s: float) -> None:
     how long they really took (the goal: within 10% of the limit)."""
     import random
 
-    from schedc.arena import Slice, plan_arena
-    from schedc.ordering import OrderLimits, best_order
+    from schedc.decisions.arena_plan import Slice, plan_arena
+    from schedc.decisions.memory_order import OrderLimits, best_order
 
     graph = wide_kernel_graph(branches, depth)
     started = time.perf_counter()
@@ -101,10 +101,11 @@ def deadline_overshoot(branches: int, depth: int, limit_s: float) -> None:
 
 
 def timed_compile(source: Path, work: Path, name: str, schedc_passes: bool, report: bool = False):
-    from schedc.driver import CompileOptions, compile_with_options
+    from schedc.options import CompileOptions
+    from schedc.compiler.driver import compile_with_options
     from schedc.targets import resolve_target
 
-    options = CompileOptions(resolve_target("llvm-cpu"), schedc_passes=schedc_passes, report=report)
+    options = CompileOptions.for_target(resolve_target("llvm-cpu"), schedc_passes=schedc_passes, report=report)
     started = time.perf_counter()
     result = compile_with_options(source, options)
     seconds = time.perf_counter() - started

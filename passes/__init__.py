@@ -1,23 +1,23 @@
 """schedc's scheduling passes, by command-line name.
 
 Each pass module defines `PASS`, a `PassInfo` that names the phase the pass runs in
-(`schedc.phases`) and the passes it needs; `REGISTRY` maps kebab-case names to them. A new pass,
+(`schedc.compiler.phases`) and the passes it needs; `REGISTRY` maps kebab-case names to them. A new pass,
 in any phase, is its own module and one entry here: the driver reads the rest from the entry.
 """
 
 from __future__ import annotations
 
-from ._base import PassContext, PassInfo
-from .arena_plan import PASS as ARENA_PLAN
-from .kernel_config import PASS as KERNEL_CONFIG
-from .memory_order import PASS as MEMORY_ORDER
-from .overlap_fills import PASS as OVERLAP_FILLS
-from .print_kernel_graph import PASS as PRINT_KERNEL_GRAPH
-from .remat import PASS as REMAT
-from .split_concat import PASS as SPLIT_CONCAT
-from .static_replay import PASS as STATIC_REPLAY
-from .stream_schedule import PASS as STREAM_SCHEDULE
-from .stream_waves import PASS as STREAM_WAVES
+from schedc.passes.base import PassContext, PassInfo
+from schedc.passes.arena_plan import PASS as ARENA_PLAN
+from schedc.passes.kernel_config import PASS as KERNEL_CONFIG
+from schedc.passes.memory_order import PASS as MEMORY_ORDER
+from schedc.passes.overlap_fills import PASS as OVERLAP_FILLS
+from schedc.passes.print_kernel_graph import PASS as PRINT_KERNEL_GRAPH
+from schedc.passes.remat import PASS as REMAT
+from schedc.passes.split_concat import PASS as SPLIT_CONCAT
+from schedc.passes.static_replay import PASS as STATIC_REPLAY
+from schedc.passes.stream_schedule import PASS as STREAM_SCHEDULE
+from schedc.passes.stream_waves import PASS as STREAM_WAVES
 
 REGISTRY: dict[str, PassInfo] = {
     p.name: p for p in (PRINT_KERNEL_GRAPH, SPLIT_CONCAT, KERNEL_CONFIG, MEMORY_ORDER, REMAT, STREAM_SCHEDULE, STREAM_WAVES, ARENA_PLAN, OVERLAP_FILLS, STATIC_REPLAY)

@@ -2,7 +2,7 @@
 
 Runs on IREE's stream phase stopped right after schedule-allocation, where each execution
 region's transients are one `stream.resource.pack` (slice lifetimes and sizes). It plans the
-offsets with `schedc.arena.plan_arena` (the smallest of several methods, never worse than
+offsets with `schedc.decisions.arena_plan.plan_arena` (the smallest of several methods, never worse than
 IREE's own layout), replaces the pack with index constants, and records the plan on the
 arena's `stream.resource.alloca` as `sched.arena_*` attributes. IREE then continues from there,
 so the module's transient allocation is schedc's arena, byte for byte.
@@ -17,7 +17,7 @@ warning that says why; with `strict=true` that is an error.
 `persistent-fills=true` (for `--execution=graphs`) pins padded buffers: a slice that a
 `stream.cmd.fill` covers first and one dispatch then stores into at constant offsets (IREE's
 unfused `tensor.pad`) gets bytes no other slice ever meets, shared only with pads of the same
-fill and stores (`schedc.pads`). Its border then keeps the fill value from call to call, and
+fill and stores (`schedc.decisions.arena_plan_pads`). Its border then keeps the fill value from call to call, and
 the fills are listed on the function (`sched.persistent_fills`) for static-replay, which runs
 them once when the module loads instead of on every call. Without static-replay they still run
 on every call: the pinned bytes cost memory and change nothing else.
@@ -30,21 +30,21 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
-from schedc.arena import MAX_CHECKS, Plan, Slice, iree_layout, load, plan_arena, verify
+from schedc.decisions.arena_plan import MAX_CHECKS, Pad, Plan, Slice, iree_layout, load, pin, plan_arena, verify
 from schedc.dialects.sched import ARENA_LOAD, ARENA_METHOD, ARENA_OFFSETS, ARENA_SIZE, PERSISTENT_FILLS
-from schedc.iree_ir import (
+from schedc.ir.iree import (
     RESOURCE_WRITE, Pack, cmd_dispatch_resources, constant_index, enclosing_function_op, executable_bodies, ops_named, packs, symbol_path,
 )
-from schedc.pads import Pad, pin
 
-from ._base import PassInfo
+from schedc.options import Execution, Phase
+from schedc.passes.base import PassInfo
 
 
 @dataclass(frozen=True)
 class Options:
     alignment: int = 64  # IREE 3.13's buffer offset and range alignment on every target here
     # Work the local and exact searches may do per region (half each), in placement checks (see
-    # schedc.arena): the searches stop on work, so the plan is the same on any machine at any load.
+    # schedc.decisions.arena_plan): the searches stop on work, so the plan is the same on any machine at any load.
     max_checks: int = MAX_CHECKS
     time_limit: float = 30.0  # seconds per region: a safety net, warned about when it fires
     strict: bool = False  # a pack that cannot be planned fails the compile
@@ -73,7 +73,7 @@ def why_not_planned(pack: Pack) -> str:
 def arena_plan(module, pass_, options: Options, context) -> None:
     records = context.records.setdefault("arena-plan", {})
     bodies = executable_bodies(module) if options.persistent_fills else {}
-    if options.persistent_fills and context.execution not in ("", "graphs"):
+    if options.persistent_fills and context.execution not in (None, Execution.GRAPHS):
         context.warn(module.location, "arena-plan{persistent-fills=true} pins padded buffers so that static replay fills them once; "
                      "without --execution=graphs their fills run on every call and the pinned bytes buy nothing")
     persistent: dict[ir.Operation, list[int]] = {}
@@ -315,5 +315,5 @@ PASS = PassInfo(
     summary="plan every transient slice's offset in the arena (replaces IREE's slice packing)",
     run=arena_plan,
     options=Options,
-    phase="stream",
+    phase=Phase.STREAM,
 )

@@ -1,9 +1,9 @@
 """kernel-config: give each dispatch a code-generation config for the GPU it will run on.
 
-For every flow.executable it reads the root op's signature (`schedc.dispatches.signature`) and
+For every flow.executable it reads the root op's signature (`schedc.ir.dispatches.signature`) and
 picks, in order, the config measured fastest on the chip (the kernel database, filled by
 `schedc tune`), the analytic heuristic's config for kernels never tuned, or IREE's own choice
-(`schedc.kernel_configs.choose_config`). The config goes on the root op as IREE's
+(`schedc.decisions.kernel_config.choose_config`). The config goes on the root op as IREE's
 `compilation_info`; a measured time goes on the entry function as `sched.kernel_time_us`, where
 stream-schedule's cost model reads it.
 
@@ -22,10 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from schedc.dialects.sched import KERNEL_TIME_US
-from schedc.dispatches import apply_config, executables, signature
-from schedc.kernel_configs import CHIPS, KernelDatabase, choose_config, default_database
+from schedc.ir.dispatches import apply_config, executables, signature
+from schedc.decisions.kernel_config import CHIPS, KernelDatabase, choose_config, default_database
 
-from ._base import PassInfo
+from schedc.passes.base import PassInfo
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 IREE keeps ops near their input order, so the order that reaches its stream phase decides
 which tensors are alive together. This pass builds the kernel graph, picks the order with the
-lowest estimated peak (`schedc.ordering.best_order`), moves the ops into it, and records each
+lowest estimated peak (`schedc.decisions.memory_order.best_order`), moves the ops into it, and records each
 kernel's position as `sched.position` and the winning strategy as `sched.strategy`.
 
     // before: two branches interleaved, both 4 KiB tensors alive at once
@@ -19,13 +19,13 @@ import time
 from dataclasses import dataclass
 
 from schedc.dialects.sched import POSITION, STRATEGY
-from schedc.extract import build_kernel_graph
-from schedc.graph import KernelGraph
-from schedc.iree_ir import body_ops, function_ops, is_kernel, serialize_partitioning
-from schedc.ordering import STRATEGIES, OrderDecision, OrderLimits, best_order
-from schedc.report import kernel_graph_record, live_timeline
+from schedc.ir.extract import build_kernel_graph
+from schedc.decisions.kernel_graph import KernelGraph
+from schedc.ir.iree import body_ops, function_ops, is_kernel, serialize_partitioning
+from schedc.decisions.memory_order import STRATEGIES, OrderDecision, OrderLimits, best_order
+from schedc.decisions.kernel_graph import kernel_graph_record, live_timeline
 
-from ._base import PassInfo
+from schedc.passes.base import PassInfo
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Runs on IREE's stream phase after schedule-allocation (after arena-plan, whose o
 constants). In an execution region's serial body each command waits for the one before it; a
 `stream.cmd.fill` (a memset node of a replayed CUDA graph) whose byte range meets none of the
 bytes the command before it reads or writes joins that command in one `stream.cmd.concurrent`
-(or the concurrent group before it). The decision is `schedc.overlap.groups`; here the ranges
+(or the concurrent group before it). The decision is `schedc.decisions.overlap_fills.groups`; here the ranges
 are read from the commands (a dispatch's resources, offsets and lengths; a fill's target) and
 the fills are moved. A command whose ranges are not constants is never overlapped.
 
@@ -27,10 +27,11 @@ from __future__ import annotations
 from iree.compiler import ir
 from iree.compiler.dialects import stream
 
-from schedc.iree_ir import cmd_dispatch_resources, constant_index, defining_op_name, enclosing_function, ops_named
-from schedc.overlap import Command, Range, groups
+from schedc.ir.iree import cmd_dispatch_resources, constant_index, defining_op_name, enclosing_function, ops_named
+from schedc.decisions.overlap_fills import Command, Range, groups
 
-from ._base import PassInfo
+from schedc.options import Phase
+from schedc.passes.base import PassInfo
 
 _ARITHMETIC = {"arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b, "arith.muli": lambda a, b: a * b}
 
@@ -117,6 +118,6 @@ PASS = PassInfo(
     name="overlap-fills",
     summary="run each fill beside the command before it when they share no byte (a replayed graph's memsets off its critical path)",
     run=overlap_fills,
-    phase="stream",
+    phase=Phase.STREAM,
     after=("arena-plan",),
 )

@@ -14,11 +14,11 @@ peak of live transient bytes when the kernels run in program order. The IR is le
 
 from __future__ import annotations
 
-from schedc.extract import build_kernel_graph
-from schedc.graph import KernelGraph
-from schedc.iree_ir import function_ops
+from schedc.ir.extract import build_kernel_graph
+from schedc.decisions.kernel_graph import KernelGraph
+from schedc.ir.iree import function_ops
 
-from ._base import PassInfo
+from schedc.passes.base import PassInfo
 
 
 def format_size(size: int | None) -> str:

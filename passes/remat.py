@@ -3,8 +3,8 @@
 A tensor made early and read again much later (an activation the backward pass needs, a
 branch's output a late join reads) holds its bytes the whole time. Running a copy of the ops
 that made it just before the late reader frees them in between, at the copy's time. This pass
-takes the kernels' order as it is (memory-order's), builds `schedc.remat.RematProblem` from
-the kernel graph, lets `schedc.remat.plan_remat` choose the copies with the least estimated
+takes the kernels' order as it is (memory-order's), builds `schedc.decisions.remat.RematProblem` from
+the kernel graph, lets `schedc.decisions.remat.plan_remat` choose the copies with the least estimated
 time whose peak fits `memory-budget`, and inserts them. A copied dispatch calls a copy of its
 executable under a new symbol: IREE would merge identical dispatches back (CSE).
 
@@ -29,14 +29,14 @@ from dataclasses import dataclass, replace
 
 from iree.compiler import ir
 
-from schedc.costs import PEAKS, node_cost
+from schedc.ir.costs import PEAKS, node_cost
 from schedc.dialects.sched import POSITION
-from schedc.extract import analyse_function, build_kernel_graph
-from schedc.graph import KernelGraph
-from schedc.iree_ir import FILLS, body_ops, executable_bodies, flow_op, function_name, function_ops, is_dispatch, is_tensor, ops_named, symbol_path
-from schedc.remat import Candidate, Recipe, RematLimits, RematPlan, RematProblem, budget_bytes, parse_budget, plan_remat
+from schedc.ir.extract import analyse_function, build_kernel_graph
+from schedc.decisions.kernel_graph import KernelGraph
+from schedc.ir.iree import FILLS, body_ops, executable_bodies, flow_op, function_name, function_ops, is_dispatch, is_tensor, ops_named, symbol_path
+from schedc.decisions.remat import Candidate, Recipe, RematLimits, RematPlan, RematProblem, budget_bytes, parse_budget, plan_remat
 
-from ._base import PassInfo
+from schedc.passes.base import PassInfo
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ class Unit:
     ops: tuple[ir.Operation, ...]  # in program order
     values: frozenset  # the buffer's values these ops define
     readers: dict  # step -> the op at that step that reads the buffer
-    recipes: tuple = ()  # the op lists of its `schedc.remat.Recipe`s, in their order
+    recipes: tuple = ()  # the op lists of its `schedc.decisions.remat.Recipe`s, in their order
 
 
 def remat(module, pass_, options: Options, context) -> None:

@@ -4,7 +4,7 @@ DARTS-style cells concatenate their nodes and reduce the result with a 1x1 convo
 builds the concatenation as a tensor of its own: every node is copied into it while later nodes
 still read the node, and that tensor sets the cell's peak. Reducing over a concatenation is
 reducing over its pieces in turn, each partial result the initial value of the next (linalg
-reduces in loop order; `schedc.concat_split`), so before dispatch formation the pass rewrites
+reduces in loop order; `schedc.decisions.split_concat`), so before dispatch formation the pass rewrites
 
     %e = tensor.empty() : tensor<1x128x32x32xf32>
     %c0 = tensor.insert_slice %n0 into %e[0, 0, 0, 0] [1, 32, 32, 32] [1, 1, 1, 1]
@@ -29,10 +29,11 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from schedc.concat_split import Piece, collapsed_dimension, split_dimension
-from schedc.iree_ir import defining_op_name, function_name, function_ops, ops_named
+from schedc.decisions.split_concat import Piece, collapsed_dimension, split_dimension
+from schedc.ir.iree import defining_op_name, function_name, function_ops, ops_named
 
-from ._base import PassInfo
+from schedc.options import Phase
+from schedc.passes.base import PassInfo
 
 def split_concat(module, pass_, options, context) -> None:
     records = context.records.setdefault("split-concat", {})
@@ -189,5 +190,5 @@ PASS = PassInfo(
     name="split-concat",
     summary="reductions over a concatenation read its pieces in turn, so it is never built",
     run=split_concat,
-    phase="preprocessing",
+    phase=Phase.PREPROCESSING,
 )

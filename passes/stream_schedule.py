@@ -1,8 +1,8 @@
 """stream-schedule: decide which kernels run concurrently, within a memory budget.
 
-Per function: each kernel's time from the roofline cost model (`schedc.costs`), the
+Per function: each kernel's time from the roofline cost model (`schedc.ir.costs`), the
 memory-aware order (memory-order's, when it ran before; else found as memory-order finds it)
-as the fallback, then a list schedule on `streams` streams (`schedc.waves`). Its waves become
+as the fallback, then a list schedule on `streams` streams (`schedc.decisions.stream_schedule`). Its waves become
 the op order, wave by wave; IREE's own waves are turned off for the function, and the
 stream-phase pass stream-waves (which follows this one: its registry entry says so) makes each
 wave one `stream.async.concurrent`, so the module's `stream.cmd.concurrent` groups are
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
-from schedc.costs import PEAKS, node_cost
+from schedc.ir.costs import PEAKS, node_cost
 from schedc.dialects.sched import STRATEGY, STREAM, WAVE, WAVES
-from schedc.extract import build_kernel_graph
-from schedc.iree_ir import (
+from schedc.ir.extract import build_kernel_graph
+from schedc.ir.iree import (
     body_ops,
     executable_bodies,
     function_ops,
@@ -35,12 +35,12 @@ from schedc.iree_ir import (
     serialize_partitioning,
     update_of,
 )
-from schedc.ordering import best_order
-from schedc.report import kernel_graph_record
-from schedc.waves import MODES, schedule
+from schedc.decisions.memory_order import best_order
+from schedc.decisions.kernel_graph import kernel_graph_record
+from schedc.decisions.stream_schedule import MODES, schedule
 
-from ._base import PassInfo
-from .memory_order import apply_order
+from schedc.passes.base import PassInfo
+from schedc.passes.memory_order import apply_order
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def stream_schedule(module, pass_, options: Options, context) -> None:
         if not graph.kernels:
             continue
         ops = body_ops(func)
-        # Fills are scheduled with the kernel that writes into them (see schedc.waves).
+        # Fills are scheduled with the kernel that writes into them (see schedc.decisions.stream_schedule).
         # An update IREE writes in place (source and target one buffer) copies nothing.
         seconds = [
             0.0 if node.fill or (update_of(op) is not None and len(node.uses) <= 1)

@@ -18,7 +18,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import stream
 
 from schedc.dialects.sched import WAVES
-from schedc.iree_ir import (
+from schedc.ir.iree import (
     async_tied_operand,
     function_name,
     function_ops,
@@ -29,7 +29,8 @@ from schedc.iree_ir import (
     resource_size,
 )
 
-from ._base import PassInfo
+from schedc.options import Phase
+from schedc.passes.base import PassInfo
 
 
 def _inside(op: ir.Operation, region_owner: ir.Operation) -> bool:
@@ -145,6 +146,6 @@ PASS = PassInfo(
     name="stream-waves",
     summary="turn stream-schedule's waves into IREE's concurrent regions (stream phase)",
     run=stream_waves,
-    phase="stream-async",
+    phase=Phase.STREAM_ASYNC,
     requires=("stream-schedule",),
 )

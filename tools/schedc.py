@@ -16,11 +16,13 @@ import threading
 from pathlib import Path
 
 from schedc.errors import SchedcError
+from schedc.options import Execution
 
 
 def compile_parser() -> argparse.ArgumentParser:
-    """The options of `schedc.compile`, one for one (each `dest` is its keyword)."""
-    from schedc.driver import EMIT_KINDS, EXECUTIONS
+    """The options of `schedc.compile`, one for one: each compile flag is derived from its field
+    of `schedc.options.CompileOptions` (its `dest` is the keyword)."""
+    from schedc.options import add_compile_arguments
 
     p = argparse.ArgumentParser(
         prog="schedc",
@@ -29,26 +31,8 @@ def compile_parser() -> argparse.ArgumentParser:
         "'schedc report REPORT.json -o REPORT.html'",
     )
     p.add_argument("input_file", metavar="input", help="an .mlir file (text or bytecode), or - for stdin (then give -o)")
-    p.add_argument("--target", default="llvm-cpu", help="llvm-cpu (default, the host CPU), cuda, rocm or vulkan")
     p.add_argument("-o", "--output", help="output file (default: INPUT stem + .vmfb, .<phase>.mlir with --emit, or the folder .executables)")
-    p.add_argument("--passes", help="schedc's pass pipeline, e.g. print-kernel-graph (default: schedc's pipeline)")
-    p.add_argument("--no-schedc-passes", dest="schedc_passes", action="store_false", help="IREE alone, for comparison")
-    p.add_argument("--emit", default="vmfb", choices=EMIT_KINDS,
-                   help="write this phase's IR, each dispatch's code (LLVM IR, PTX, HSACO, SPIR-V) into a folder, or the module")
-    p.add_argument("--dump-phases", metavar="DIR", help="write every file of the compile into DIR, numbered in the order they are made")
-    p.add_argument("--cuda-arch", help="CUDA target (default sm_80)")
-    p.add_argument("--rocm-arch", help="ROCm target (default gfx942)")
-    p.add_argument("--vulkan-target", help="Vulkan target (default ampere)")
-    p.add_argument("--cpu", help="CPU to generate code for (default host)")
-    p.add_argument("--report", metavar="PATH", help="write what schedc decided and IREE's transient bytes with and without it: JSON, or an HTML page for a .html path")
-    p.add_argument("--summary", action="store_true", help="print a short summary of the report")
-    p.add_argument("--timing", action="store_true", help="print the wall time of each step of the compile and each schedc pass")
-    p.add_argument("--verify-plan", action="store_true", help="check every plan passes make, e.g. no shared bytes between live slices")
-    p.add_argument("--execution", default="streams", choices=EXECUTIONS, help="streams: IREE's per-call submission; graphs: command buffers recorded once over static buffers and replayed (CUDA graphs on cuda/hip)")
-    p.add_argument("--batch-buckets", default=(), metavar="1,2,4,8", help="one static copy of the model per batch size (needs an input of dynamic batch: schedc import --dynamic-batch); a call runs the smallest bucket that holds its batch")
-    p.add_argument("--no-tuning", dest="tuning", action="store_false", help="cuda/rocm: keep IREE's own kernel configs (no kernel-config pass)")
-    p.add_argument("--kernel-db", metavar="DB.json", help="cuda/rocm: kernel configs from this database instead of the built-in one")
-    p.add_argument("--iree-flag", dest="iree_flags", action="append", default=[], metavar="FLAG", help="an extra flag for iree-compile (repeatable)")
+    add_compile_arguments(p)
     return p
 
 
@@ -105,7 +89,7 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("module", help="a .vmfb file")
     p.add_argument("--function", default="forward")
     p.add_argument("--device", default="local-task", help="local-task (default), local-sync, cuda, hip or vulkan")
-    p.add_argument("--execution", choices=("streams", "graphs"), help="cuda/hip: the module's mode by default")
+    p.add_argument("--execution", choices=Execution.names(), help="cuda/hip: the module's mode by default")
     p.add_argument("--input", action="append", default=[], help="@file.npy, or SHAPExDTYPE=VALUE such as 4x16xf32=1")
     p.add_argument("--output", action="append", default=[], help="@file.npy to save each output, in order")
     return p
@@ -144,8 +128,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_compile(args) -> int:
-    from schedc.buckets import parse_buckets
-    from schedc.driver import compile
+    from schedc.compiler.buckets import parse_buckets
+    from schedc.compiler.driver import compile
 
     options = vars(args)
     if options["batch_buckets"]:
@@ -176,10 +160,10 @@ def cmd_report(args) -> int:
 
 def _stdin_source() -> bytes | str:
     """The input read from stdin: MLIR bytecode as bytes, MLIR text as a str."""
-    from schedc.driver import _BYTECODE_MAGIC
+    from schedc.ir.mlirio import BYTECODE_MAGIC
 
     data = sys.stdin.buffer.read()
-    if data[:4] == _BYTECODE_MAGIC:
+    if data[:4] == BYTECODE_MAGIC:
         return data
     try:
         return data.decode("utf-8")
@@ -196,7 +180,7 @@ def cmd_tune(argv: list[str]) -> int:
         tune_parser().print_help(sys.stderr)
         return 2
     if args.step == "bench":
-        from schedc.tune_bench import bench, print_progress
+        from schedc.tune.bench import bench, print_progress
 
         if args.calls < 1:
             raise SchedcError("--calls must be at least 1")
@@ -208,12 +192,12 @@ def cmd_tune(argv: list[str]) -> int:
         raise SchedcError("--database is for --new-only: name the database to compare with")
     options = _tune_options(args)
     if args.step == "prepare":
-        from schedc.tuning import prepare
+        from schedc.tune.prepare import prepare
 
         manifest = prepare(args.models, args.output, options)
         _print_prepared(manifest, args.output)
         return 0
-    from schedc.tuning import merge
+    from schedc.tune.prepare import merge
 
     _, kept, path = merge(args.folder, args.database, options.target)
     _print_merged(kept, path)
@@ -222,12 +206,12 @@ def cmd_tune(argv: list[str]) -> int:
 
 def _tune_options(args):
     from schedc.targets import resolve_target
-    from schedc.tuning import TuneOptions
+    from schedc.tune.prepare import TuneOptions
 
     if args.candidates < 0 or args.repeat < 1 or args.jobs < 0:
         raise SchedcError("--candidates and --jobs must be >= 0 and --repeat >= 1")
     target = resolve_target(args.target, cuda_arch=args.cuda_arch, rocm_arch=args.rocm_arch)
-    from schedc.kernel_configs import ELEMENTWISE_KINDS, TILED_KINDS
+    from schedc.decisions.kernel_config import ELEMENTWISE_KINDS, TILED_KINDS
 
     kinds = TILED_KINDS + (ELEMENTWISE_KINDS if args.elementwise else ())
     return TuneOptions(target, args.candidates, kinds, args.repeat, args.jobs, tuple(args.iree_flag), _known_kernels(args, target))
@@ -238,7 +222,7 @@ def _known_kernels(args, target) -> frozenset[str]:
     built-in one for the target)."""
     if not getattr(args, "new_only", False):
         return frozenset()
-    from schedc.kernel_configs import KernelDatabase, default_database
+    from schedc.decisions.kernel_config import KernelDatabase, default_database
 
     database = KernelDatabase.load(args.database) if args.database else default_database(target.name, target.arch)
     if database is None:
@@ -250,9 +234,9 @@ def _tune_all(argv: list[str]) -> int:
     """prepare, bench and merge on this machine, in a temporary folder."""
     import tempfile
 
-    from schedc.runtime import has_device
-    from schedc.tune_bench import bench, print_progress
-    from schedc.tuning import merge, prepare
+    from schedc.runtime.module import has_device
+    from schedc.tune.bench import bench, print_progress
+    from schedc.tune.prepare import merge, prepare
 
     p = argparse.ArgumentParser(prog="schedc tune", description="tune the dispatches of MODELs on this machine's GPU")
     p.add_argument("models", nargs="+")
@@ -295,10 +279,10 @@ def _print_merged(kept, path: str) -> None:
 def cmd_import(args) -> int:
     import numpy as np
 
-    from schedc.frontend import import_torch, load_factory
-    from schedc.irio import write_atomically
+    from schedc.torch.importer import import_torch, load_factory
+    from schedc.outputs import write_output
 
-    from schedc.frontend import convert_precision, convert_tensors
+    from schedc.torch.importer import convert_precision, convert_tensors
 
     if args.train:
         if args.dynamic_batch:
@@ -307,14 +291,14 @@ def cmd_import(args) -> int:
         if args.dtype:
             model, example = convert_precision(model, example, args.dtype)
             targets = convert_tensors(targets, args.dtype)
-        write_atomically(args.output, import_torch(model, *example, train=True, targets=targets, loss=loss))
+        write_output(args.output, import_torch(model, *example, train=True, targets=targets, loss=loss))
         # The step's arguments in order: parameters, buffers, inputs, targets.
         example = [*(p.detach() for p in model.parameters()), *model.buffers(), *example, *targets]
     else:
         model, example = load_factory(args.factory)
         if args.dtype:
             model, example = convert_precision(model, example, args.dtype)
-        write_atomically(args.output, import_torch(model, *example, dynamic_batch=args.dynamic_batch))
+        write_output(args.output, import_torch(model, *example, dynamic_batch=args.dynamic_batch))
     if args.save_inputs:
         stem = Path(args.output).with_suffix("")
         for i, value in enumerate(example):
@@ -328,7 +312,7 @@ def cmd_import(args) -> int:
 def cmd_run(args) -> int:
     import numpy as np
 
-    from schedc.runtime import load, summarize
+    from schedc.runtime.module import load, summarize
 
     inputs = [parse_input(text) for text in args.input]
     module = load(args.module, device=args.device, execution=args.execution)

@@ -1,4 +1,5 @@
-"""schedc-opt: run schedc passes on flow-phase IR and print the result (for lit tests).
+"""schedc-opt: run schedc passes on IR of the phase they run in (flow, stream or HAL) and print
+the result (for lit tests).
 
     schedc-opt in.mlir --passes=print-kernel-graph,memory-order{strategy=exact} [--split-input-file]
 """
@@ -11,15 +12,16 @@ import sys
 from iree.compiler import ir
 
 from schedc.errors import SchedcError
-from schedc.irio import SPLIT_MARKER, module_text, parse_module, read_source, split_chunks, write_atomically
+from schedc.ir.mlirio import SPLIT_MARKER, module_text, parse_module, read_source, split_chunks
+from schedc.outputs import write_output
 from schedc.passes import REGISTRY, PassContext
-from schedc.pipeline import parse_pipeline, run_pipeline
+from schedc.compiler.pipeline import parse_pipeline, run_pipeline
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="schedc-opt",
-        description="Run schedc passes on flow-phase MLIR and print the result.",
+        description="Run schedc passes on MLIR of their phase (flow, stream or HAL) and print the result.",
         epilog="passes: " + ", ".join(f"{n} ({p.summary})" for n, p in sorted(REGISTRY.items())),
     )
     parser.add_argument("input", help="an .mlir file, or - for standard input")
@@ -58,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         return 1
     try:
-        write_atomically(args.output, f"\n{SPLIT_MARKER}\n".join(outputs))
+        write_output(args.output, f"\n{SPLIT_MARKER}\n".join(outputs))
     except SchedcError as e:
         print(f"schedc-opt: error: {e}", file=sys.stderr)
         return 1

@@ -9,11 +9,12 @@ The compiler half (`compile`, `import_torch`) loads IREE's compiler and torch-ml
 so a machine with only iree-base-runtime can still `load` and run modules.
 """
 
-from .errors import CompileError, RuntimeLoadError, SchedcError
-from .runtime import load
-from .targets import TARGET_NAMES, resolve_target
+from schedc.errors import CompileError, RuntimeLoadError, SchedcError
+from schedc.runtime.module import load
+from schedc.targets import TARGET_NAMES, resolve_target
+from schedc.version import __version__
 
-_LAZY = {"compile": "driver", "import_torch": "frontend", "load_factory": "frontend"}
+_LAZY = {"compile": "compiler.driver", "import_torch": "torch.importer", "load_factory": "torch.importer"}
 
 
 def __getattr__(name: str):
@@ -34,5 +35,5 @@ __all__ = [
     "load",
     "load_factory",
     "resolve_target",
+    "__version__",
 ]
-__version__ = "0.1.0"

@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .errors import SchedcError
+from schedc.errors import SchedcError
 
 
 def _reason(error: OSError) -> str:
@@ -115,3 +115,12 @@ def write_output(path: str, data: bytes | str) -> None:
     with StagedOutputs() as outputs:
         outputs.add(path, data)
         outputs.commit()
+
+
+def write_folder(path: str, files: dict[str, bytes]) -> None:
+    """Writes `files` (name -> bytes) into the folder `path`, each file whole or not at all."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise SchedcError(f"{path}: exists and is not a folder")
+    for name, data in files.items():
+        write_output(str(folder / name), data)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import CompileError
+from schedc.errors import CompileError
 
 CUDA_ARCHS = ("sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "a100", "rtx4090")
 ROCM_ARCHS = (

@@ -56,9 +56,9 @@ def run_passes(path: Path) -> None:
     """What schedc-opt does with one file: parse (with locations), run the passes, print."""
     from iree.compiler import ir
 
-    from schedc.irio import module_text, parse_module, split_chunks
+    from schedc.ir.mlirio import module_text, parse_module, split_chunks
     from schedc.passes import REGISTRY, PassContext
-    from schedc.pipeline import parse_pipeline, run_pipeline
+    from schedc.compiler.pipeline import parse_pipeline, run_pipeline
 
     invocations = parse_pipeline(passes_for(path), REGISTRY)
     for first_line, chunk in split_chunks(path.read_text()):

@@ -9,7 +9,8 @@ import pytest
 from iree.compiler import ir
 
 import schedc
-from schedc.driver import EMIT_KINDS, compile as compile_api
+from schedc.compiler.driver import compile as compile_api
+from schedc.options import Emit
 from schedc.tools.schedc import compile_parser
 
 ADD = """
@@ -68,7 +69,7 @@ def test_the_command_line_has_the_options_of_the_api():
     api = set(inspect.signature(compile_api).parameters) - {"source", "pass_output", "progress"}
     assert cli == api
     emit = next(a for a in compile_parser()._actions if a.dest == "emit")
-    assert tuple(emit.choices) == EMIT_KINDS
+    assert tuple(emit.choices) == Emit.names()
 
 
 TWO_KERNELS = """

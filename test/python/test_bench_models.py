@@ -17,9 +17,10 @@ import torch
 
 import schedc
 from conftest import ROOT
-from schedc.driver import CompileOptions, _run_schedc_passes, compile_with_options
+from schedc.options import CompileOptions
+from schedc.compiler.driver import _run_schedc_passes, compile_with_options
 from schedc.passes import REGISTRY, DEFAULT_PIPELINE, PassContext
-from schedc.pipeline import parse_pipeline
+from schedc.compiler.pipeline import parse_pipeline
 from schedc.targets import resolve_target
 
 _spec = importlib.util.spec_from_file_location("bench_models", ROOT / "bench" / "models.py")
@@ -31,7 +32,7 @@ def compile_and_compare(name: str, tmp_path, **options):
     """Compiles a bench model for the host CPU, runs it, and checks it against torch eager."""
     model, args = bench_models.SUITE[name]()
     mlir = schedc.import_torch(model, *args)
-    result = compile_with_options(mlir, CompileOptions(resolve_target("llvm-cpu"), report=True, **options))
+    result = compile_with_options(mlir, CompileOptions.for_target(resolve_target("llvm-cpu"), report=True, **options))
     path = tmp_path / f"{name}.vmfb"
     path.write_bytes(result.output)
     actual = schedc.load(path).forward(*[a.numpy() for a in args])
@@ -127,7 +128,7 @@ def test_a_whole_compile_is_byte_identical_on_a_busy_machine(tmp_path):
     """The same input compiled twice to a .vmfb, the second time with every CPU busy."""
     model, args = bench_models.SUITE["transformer"]()
     mlir = schedc.import_torch(model, *args)
-    options = CompileOptions(resolve_target("llvm-cpu"))
+    options = CompileOptions.for_target(resolve_target("llvm-cpu"))
     idle = compile_with_options(mlir, options).output
     with busy_cpus():
         busy = compile_with_options(mlir, options).output

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import schedc
-from schedc.buckets import parse_buckets
-from schedc.runtime import choose_bucket
+from schedc.compiler.buckets import parse_buckets
+from schedc.runtime.module import choose_bucket
 
 
 @pytest.fixture(scope="module")

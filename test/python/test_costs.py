@@ -8,9 +8,9 @@ import pytest
 from iree.compiler import ir
 
 import schedc
-from schedc.costs import PEAKS, KernelCost, dispatch_cost, node_cost
-from schedc.iree_ir import body_ops, executable_bodies, function_name, function_ops, is_dispatch
-from schedc.irio import parse_module
+from schedc.ir.costs import PEAKS, KernelCost, dispatch_cost, node_cost
+from schedc.ir.iree import body_ops, executable_bodies, function_name, function_ops, is_dispatch
+from schedc.ir.mlirio import parse_module
 
 KERNELS = """
 func.func @matmul(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>) -> tensor<4x8xf32> {

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from schedc.runtime import available_drivers, has_device
+from schedc.runtime.module import available_drivers, has_device
 
 pytestmark = [
     pytest.mark.cuda,

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from conftest import ROOT
-from schedc.dynamo import BackendOptions, FallbackWarning, failing_op
+from schedc.torch.dynamo import BackendOptions, FallbackWarning, failing_op
 from schedc.errors import SchedcError
 
 _spec = importlib.util.spec_from_file_location("bench_models", ROOT / "bench" / "models.py")
@@ -127,11 +127,11 @@ _SECOND_PROCESS = """
 import sys, torch
 sys.path.insert(0, {test_dir!r})
 from test_dynamo import small_net
-import schedc.driver, schedc.dynamo
+import schedc.compiler.driver, schedc.torch.dynamo
 if {forbid_compile}:
     def no_compile(*args, **kwargs):
         raise AssertionError("compiled although the cache holds the module")
-    schedc.driver.compile_with_options = schedc.dynamo.import_graph = no_compile
+    schedc.compiler.driver.compile_with_options = schedc.torch.dynamo.import_graph = no_compile
 model = small_net()
 compiled = torch.compile(model, backend="schedc", options={{"fallback": False, "cache_dir": {cache!r}}})
 x = torch.arange(16, dtype=torch.float32).reshape(2, 8)
@@ -226,7 +226,7 @@ def test_parameters_and_buffers_are_frozen_and_only_user_inputs_remain():
     """Dynamo lifts both to graph inputs; the module takes only the caller's tensors, also
     for a graph frozen after dynamo's backend call returned (bench/dynamo.py's prepare):
     torch 2.13 drops the placeholders' `grapharg` by then."""
-    from schedc.dynamo import FrozenGraph
+    from schedc.torch.dynamo import FrozenGraph
 
     during, captured = [], []
 
@@ -282,8 +282,8 @@ def test_replayed_graph_results_are_the_callers_own():
 def test_an_ahead_of_time_compiled_model_loads_without_tracing_or_compiling(tmp_path, monkeypatch):
     """torch's experimental ahead-of-time compile saves dynamo's result; the schedc backend's
     part of it is the cached module's path, so loading it compiles nothing."""
-    import schedc.driver
-    import schedc.dynamo
+    import schedc.compiler.driver
+    import schedc.torch.dynamo
     from torch._dynamo.aot_compile import ModelInput
 
     model, x = small_net(), torch.randn(2, 8)
@@ -297,8 +297,8 @@ def test_an_ahead_of_time_compiled_model_loads_without_tracing_or_compiling(tmp_
         def no_compile(*args, **kwargs):
             raise AssertionError("compiled although dynamo's saved result names the module")
 
-        monkeypatch.setattr(schedc.driver, "compile_with_options", no_compile)
-        monkeypatch.setattr(schedc.dynamo, "import_graph", no_compile)
+        monkeypatch.setattr(schedc.compiler.driver, "compile_with_options", no_compile)
+        monkeypatch.setattr(schedc.torch.dynamo, "import_graph", no_compile)
         loaded = torch.compile(model, fullgraph=True, backend="schedc", options=options)
         loaded._load_aot_compiled_module(saved)
         other = torch.randn(2, 8)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from schedc.extract import build_kernel_graph
-from schedc.iree_ir import function_ops
-from schedc.irio import parse_module
+from schedc.ir.extract import build_kernel_graph
+from schedc.ir.iree import function_ops
+from schedc.ir.mlirio import parse_module
 
 CAPTURES = """
 util.func public @captures(%arg0: tensor<4xf32>, %cond: i1) -> tensor<4xf32> {

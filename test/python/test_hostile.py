@@ -20,7 +20,7 @@ import torch
 
 import schedc
 from conftest import ROOT
-from schedc import driver
+from schedc.compiler import driver
 
 ADD = """
 func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {

@@ -1,6 +1,6 @@
 """The structural levers on inference nets' memory, compiled and run: remat{split-fusions=true}
 (IREE keeps an op with several readers in a kernel of its own) and split-concat (a reduction
-over a concatenation reads its pieces in turn; its decision code is schedc.concat_split)."""
+over a concatenation reads its pieces in turn; its decision code is schedc.decisions.split_concat)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import torch
 from torch import nn
 
 import schedc
-from schedc.concat_split import Piece, collapsed_dimension, split_dimension
-from schedc.driver import CompileOptions, compile_with_options
+from schedc.decisions.split_concat import Piece, collapsed_dimension, split_dimension
+from schedc.options import CompileOptions
+from schedc.compiler.driver import compile_with_options
 from schedc.passes import REGISTRY
 from schedc.targets import resolve_target
 
@@ -26,7 +27,7 @@ def imported(make_model, shape) -> tuple[str, torch.Tensor, np.ndarray]:
 
 def compiled_and_run(text: str, passes: str, x: torch.Tensor, path) -> tuple[dict, np.ndarray]:
     """The function's report entry and its result on `x`, compiled for the host CPU."""
-    compiled = compile_with_options(text, CompileOptions(resolve_target("llvm-cpu"), passes=passes, report=True))
+    compiled = compile_with_options(text, CompileOptions.for_target(resolve_target("llvm-cpu"), passes=passes, report=True))
     (entry,) = compiled.report["functions"].values()
     path.write_bytes(compiled.output)
     return entry, schedc.load(str(path)).forward(x.numpy())
@@ -133,6 +134,6 @@ def test_the_split_cell_compiles_for_cuda_with_kernel_configs():
     # IREE fuses the partial reductions back into one dispatch; a config for one contraction
     # of such a chain failed in IREE's code generation, so kernel-config leaves it to IREE.
     text, _, _ = imported(lambda: Cell(c=32), (1, 32, 32, 32))
-    compiled = compile_with_options(text, CompileOptions(resolve_target("cuda"), passes="split-concat,memory-order,arena-plan", report=True))
+    compiled = compile_with_options(text, CompileOptions.for_target(resolve_target("cuda"), passes="split-concat,memory-order,arena-plan", report=True))
     kernels = compiled.report["kernels"]["kernels"]
     assert compiled.output and any(k["source"] == "iree" and "matmul_like" in k["dispatch"] for k in kernels)

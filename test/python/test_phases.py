@@ -8,10 +8,10 @@ import pytest
 from iree.compiler import ir
 
 import schedc
-from schedc.irio import parse_module
+from schedc.ir.mlirio import parse_module
 from schedc.passes import REGISTRY, PassContext, PassInfo
-from schedc.phases import END, CompileStep, OptStep, Point, end_of, phase, point_of, steps_between
-from schedc.pipeline import parse_pipeline, run_pipeline
+from schedc.compiler.phases import END, CompileStep, OptStep, Point, end_of, phase, point_of, steps_between
+from schedc.compiler.pipeline import parse_pipeline, run_pipeline
 
 MATVEC = """
 func.func @matvec(%a: tensor<64xf32>, %b: tensor<64x64xf32>) -> tensor<64xf32> {

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from schedc.passes import REGISTRY, PassInfo
-from schedc.pipeline import PipelineError, complete_pipeline, parse_pipeline
+from schedc.compiler.pipeline import PipelineError, complete_pipeline, parse_pipeline
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""remat's decision code (schedc.remat) on problems made by hand and at random."""
+"""remat's decision code (schedc.decisions.remat) on problems made by hand and at random."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedc.remat import Candidate, Copy, Recipe, RematLimits, RematProblem, budget_bytes, decisions, evaluate, parse_budget, plan_remat
+from schedc.decisions.remat import Candidate, Copy, Recipe, RematLimits, RematProblem, budget_bytes, decisions, evaluate, parse_budget, plan_remat
 
 
 def recipe(*inputs, seconds=1e-5, extra=0, kernels=1):
@@ -171,7 +171,7 @@ def test_one_run_serves_two_buffers_of_the_same_kernel():
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(0, 100), min_size=1, max_size=30), st.data())
 def test_interval_effects_match_their_dense_matrix(live, data):
-    from schedc.remat import Effects, _peaks_after
+    from schedc.decisions.remat import Effects, _peaks_after
 
     steps = len(live)
     columns = []

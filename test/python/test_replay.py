@@ -8,7 +8,8 @@ import pytest
 import torch
 
 import schedc
-from schedc.driver import CompileOptions, compile_with_options
+from schedc.options import CompileOptions
+from schedc.compiler.driver import compile_with_options
 
 TWO_IN_TWO_OUT = """
 func.func @forward(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) -> (tensor<4x16xf32>, tensor<4x8xf32>) {
@@ -151,7 +152,7 @@ def test_concurrent_waves_replay_correctly(imported, tmp_path):
     model, (x,), mlir = imported("branchy_convnet")
     path = tmp_path / "branchy.graphs.vmfb"
     pipeline = "memory-order,stream-schedule{mode=max-concurrency},arena-plan"
-    result = compile_with_options(mlir, CompileOptions(
+    result = compile_with_options(mlir, CompileOptions.for_target(
         schedc.resolve_target("llvm-cpu"), passes=pipeline, execution="graphs"))
     path.write_bytes(result.output)
     assert result.records["static-replay"]["forward$async"]["recorded_command_buffers"] >= 1
@@ -165,7 +166,7 @@ def test_fills_beside_kernels_replay_correctly(imported, tmp_path):
     it does not touch; fresh inputs still meet zeroed borders."""
     model, (x,), mlir = imported("branchy_convnet")
     pipeline = "memory-order,arena-plan,overlap-fills"
-    result = compile_with_options(mlir, CompileOptions(schedc.resolve_target("llvm-cpu"), passes=pipeline, execution="graphs"))
+    result = compile_with_options(mlir, CompileOptions.for_target(schedc.resolve_target("llvm-cpu"), passes=pipeline, execution="graphs"))
     record = result.records["overlap-fills"]["forward$async"]
     assert 1 <= record["overlapped"] < record["fills"]
     path = tmp_path / "branchy.graphs.vmfb"
@@ -182,10 +183,10 @@ def test_persistent_fills_run_once_and_replay_correctly(imported, tmp_path):
     would show as a wrong result)."""
     model, (x,), mlir = imported("branchy_convnet")
     pipeline = "memory-order,arena-plan{persistent-fills=true}"
-    result = compile_with_options(mlir, CompileOptions(schedc.resolve_target("llvm-cpu"), passes=pipeline, execution="graphs", report="r.json"))
+    result = compile_with_options(mlir, CompileOptions.for_target(schedc.resolve_target("llvm-cpu"), passes=pipeline, execution="graphs", report="r.json"))
     (arena,) = result.records["arena-plan"]["forward$async"]
     assert arena["persistent_fills"] >= 2 and arena["pinned_bytes"] > 0
-    from schedc.report import summary_lines
+    from schedc.report.build import summary_lines
 
     assert f"{arena['persistent_fills']} fills run once in {arena['pinned_bytes']:,} B pinned" in summary_lines(result.report)[0]
     assert 1 <= result.records["static-replay"]["forward$async"]["fills_once"] <= arena["persistent_fills"]
@@ -198,11 +199,11 @@ def test_persistent_fills_run_once_and_replay_correctly(imported, tmp_path):
 
 def test_persistent_fills_without_replay_are_warned_about(imported, capsys):
     _, _, mlir = imported("branchy_convnet")
-    options = CompileOptions(schedc.resolve_target("llvm-cpu"), passes="arena-plan{persistent-fills=true}", execution="streams")
+    options = CompileOptions.for_target(schedc.resolve_target("llvm-cpu"), passes="arena-plan{persistent-fills=true}", execution="streams")
     result = compile_with_options(mlir, options)
     assert "persistent-fills=true} pins padded buffers" in capsys.readouterr().err
     assert "static-replay" not in result.records
-    compile_with_options(mlir, CompileOptions(schedc.resolve_target("llvm-cpu"), passes="arena-plan", execution="streams"))
+    compile_with_options(mlir, CompileOptions.for_target(schedc.resolve_target("llvm-cpu"), passes="arena-plan", execution="streams"))
     assert "persistent-fills" not in capsys.readouterr().err
 
 
@@ -225,7 +226,7 @@ def test_torch_results_of_a_module_not_replayed_are_their_own(imported, tmp_path
 
 
 def test_a_result_torch_cannot_take_over_is_copied_on_the_device(replayed_mlp):
-    from schedc.runtime import _DLPACK_CPU, copy_into_torch
+    from schedc.runtime.interop import _DLPACK_CPU, copy_into_torch
 
     model, (x,), path = replayed_mlp
     module = schedc.load(path)

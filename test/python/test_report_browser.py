@@ -18,9 +18,10 @@ import pytest
 
 import schedc
 from conftest import ROOT
-from schedc.arena import Slice, verify
-from schedc.driver import CompileOptions, compile_with_options
-from schedc.html_report import render_html
+from schedc.decisions.arena_plan import Slice, verify
+from schedc.options import CompileOptions
+from schedc.compiler.driver import compile_with_options
+from schedc.report.html import render_html
 from schedc.targets import resolve_target
 from test_report_html import Page
 
@@ -38,7 +39,7 @@ FUNCTION = "forward$async"
 def report():
     model, args = bench_models.SUITE["densenet"]()
     mlir = schedc.import_torch(model, *args)
-    options = CompileOptions(resolve_target("llvm-cpu"), passes="memory-order,stream-schedule,arena-plan", emit="stream", report=True)
+    options = CompileOptions.for_target(resolve_target("llvm-cpu"), passes="memory-order,stream-schedule,arena-plan", emit="stream", report=True)
     return compile_with_options(mlir, options).report
 
 

@@ -10,10 +10,11 @@ from html.parser import HTMLParser
 import pytest
 
 from schedc.errors import SchedcError
-from schedc.graph import Buffer, KernelGraph, Node
-from schedc.html_report import render_html, summary_rows
-from schedc.report import kernel_graph_record, live_timeline, read_report
-from schedc.report_charts import graph_layers, nice_ticks
+from schedc.decisions.kernel_graph import Buffer, KernelGraph, Node
+from schedc.report.html import render_html, summary_rows
+from schedc.decisions.kernel_graph import kernel_graph_record, live_timeline
+from schedc.report import read_report
+from schedc.report.charts import graph_layers, nice_ticks
 
 
 class Page(HTMLParser):

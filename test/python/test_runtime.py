@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import schedc
-from schedc.runtime import available_drivers, has_device, summarize
+from schedc.runtime.module import available_drivers, has_device, summarize
 
 ADD = """
 func.func @add(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
@@ -134,7 +134,7 @@ def test_graph_execution_needs_a_module_built_for_it(add_module, tmp_path):
         schedc.load(add_module, device="cuda", execution="graphs")
     graphs = tmp_path / "add.graphs.vmfb"
     schedc.compile(ADD, output=str(graphs), target="cuda", execution="graphs")
-    from schedc.runtime import _module_execution
+    from schedc.runtime.module import _module_execution
 
     assert _module_execution(str(graphs)) == "graphs"
     with pytest.raises(schedc.RuntimeLoadError, match="execution='graphs' is for the cuda and hip drivers"):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import schedc
-from schedc.iree_ir import executables
-from schedc.irio import read_module
+from schedc.ir.iree import executables
+from schedc.ir.mlirio import read_module
 from schedc.targets import resolve_target
 
 

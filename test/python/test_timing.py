@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from conftest import ROOT
-from schedc.timing import PhaseTimer, timing_report
+from schedc.compiler.timing import PhaseTimer, timing_report
 
 
 def test_passes_nest_under_their_phase():

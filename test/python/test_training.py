@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 import schedc
-from schedc.training import import_train_step
+from schedc.torch.training import import_train_step
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))

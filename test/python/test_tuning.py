@@ -10,12 +10,12 @@ import pytest
 from iree.compiler import ir
 
 import schedc
-from schedc.dispatches import benchmark_module_from_text, dispatch_sites, executables, signature
-from schedc.irio import parse_module, printable, split_chunks
+from schedc.ir.dispatches import benchmark_module_from_text, dispatch_sites, executables, signature
+from schedc.ir.mlirio import parse_module, printable, split_chunks
 from schedc.passes import REGISTRY, PassContext
-from schedc.pipeline import parse_pipeline, run_pipeline
+from schedc.compiler.pipeline import parse_pipeline, run_pipeline
 from schedc.targets import resolve_target
-from schedc.tuning import MANIFEST, TuneOptions, prepare
+from schedc.tune.prepare import MANIFEST, TuneOptions, prepare
 
 ROOT = Path(__file__).resolve().parents[2]
 LIT_INPUT = ROOT / "test" / "passes" / "kernel-config.mlir"
@@ -110,8 +110,8 @@ def test_tune_prepare_new_only_skips_the_kernels_a_database_holds(imported, tmp_
 
 
 def test_a_benchmark_module_keeps_the_candidates_asked_for(cuda_flow):
-    from schedc.dispatches import benchmark_module
-    from schedc.kernel_configs import candidate_configs
+    from schedc.ir.dispatches import benchmark_module
+    from schedc.decisions.kernel_config import candidate_configs
 
     module = parse_module(printable(cuda_flow["transformer_block"]), "flow.mlir", ir.Context())
     sites = dispatch_sites(module)
@@ -153,10 +153,10 @@ def test_unknown_dtype_is_a_clear_error(examples):
 def test_tune_bench_times_and_checks_every_candidate_on_the_cpu(cuda_flow, tmp_path):
     """`schedc tune bench` needs only the runtime: here on local-task, with two copies of one
     dispatch under IREE's own config (GPU configs do not compile for the CPU)."""
-    from schedc.dispatches import benchmark_module
-    from schedc.iree_tools import run_iree_tool
+    from schedc.ir.dispatches import benchmark_module
+    from schedc.compiler.iree_tools import run_iree_tool
     from schedc.tools.schedc import main
-    from schedc.tuning import RESULTS, winners
+    from schedc.tune.prepare import RESULTS, winners
 
     module = parse_module(printable(cuda_flow["transformer_block"]), "flow.mlir", ir.Context())
     sites = dispatch_sites(module)
@@ -182,8 +182,8 @@ def test_tune_bench_times_and_checks_every_candidate_on_the_cpu(cuda_flow, tmp_p
 def test_a_dispatch_with_a_rank_0_float_operand_is_benchmarkable():
     """Dynamo's graphs hoist scalars as `tensor<f32>` operands of matmul dispatches (RandWire's);
     they are floats like any other, so tune reproduces those dispatches."""
-    from schedc.dispatches import DispatchSite
-    from schedc.tune_bench import parse_tensor_type
+    from schedc.ir.dispatches import DispatchSite
+    from schedc.tune.bench import parse_tensor_type
 
     site = DispatchSite("ex", "ex_matmul", ("tensor<32x1024xf32>", "tensor<f32>"), ("tensor<32x1024xf32>",), (-1,))
     assert site.benchmarkable

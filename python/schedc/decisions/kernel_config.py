@@ -1,0 +1,466 @@
+"""Code-generation configs for GPU kernels: signatures, candidates, a heuristic, a database.
+
+Pure Python over plain data (no MLIR): `schedc.ir.dispatches` reads a dispatch's root op into a
+`KernelSignature`, this module decides its `KernelConfig`, the `kernel-config` pass writes it on
+the IR as IREE's `compilation_info`, which IREE's GPU code generation honours per op.
+
+A config is IREE's TileAndFuse pipeline with explicit tiles, one entry per loop of the root op
+(in its loop order):
+
+    workgroup  tile of each parallel loop a workgroup computes (0: loop not tiled)
+    reduction  tile of each reduction loop per step (operands staged in shared memory when
+               `promote` lists them)
+    thread     tile of each parallel loop one thread computes
+    workgroup_size = product over tiled parallel loops of workgroup / thread
+
+Where a config comes from, in order (`choose_config`): the database (measured on a chip by
+`schedc tune`), the analytic heuristic (fill the SMs with workgroups, tile K with operand
+promotion), or IREE's own choice (no config written).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from schedc.errors import SchedcError
+
+# Op classes (`KernelSignature.kind`) schedc configures, and those it leaves to IREE.
+TILED_KINDS = ("matmul", "batch_matmul", "matmul_like", "conv", "depthwise_conv")
+ELEMENTWISE_KINDS = ("elementwise",)
+OTHER_KINDS = ("reduction", "softmax", "pooling", "copy", "other")
+# The threads of one workgroup: IREE's GPU pipelines distribute by 32-lane subgroups.
+SUBGROUP = 32
+MAX_THREADS = 1024
+DATABASE_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class KernelSignature:
+    """What decides a kernel's best config: its root op and everything fused around it.
+
+    `key` is a digest of the whole dispatch body (root op, fused producers and consumers,
+    shapes, element types, indexing maps), so two dispatches share database entries only when
+    they compute the same thing; the other fields are what the heuristic and people read."""
+
+    key: str
+    kind: str  # one of TILED_KINDS, ELEMENTWISE_KINDS, OTHER_KINDS
+    root: str  # the root op's name, e.g. linalg.matmul
+    loops: tuple[int, ...]  # static loop ranges of the root op, in its loop order
+    iterators: tuple[str, ...]  # "parallel" or "reduction" per loop
+    indexing_maps: tuple[str, ...]  # the root op's maps, as MLIR prints them
+    operand_shapes: tuple[tuple[int, ...], ...]
+    element_type: str  # of the root op's result, e.g. f32
+    fused: tuple[str, ...] = ()  # the other linalg ops in the dispatch
+    name: str = ""  # IREE's summary of the dispatch, e.g. matmul_32x384x128_f32
+    # The root is one of several contractions chained in the dispatch, or starts from a value
+    # read from memory instead of a fill (split-concat's partial sums, which IREE fuses into
+    # one dispatch): IREE's TileAndFuse failed to compile heuristic configs there.
+    chained: bool = False
+
+    @property
+    def parallel_loops(self) -> list[int]:
+        return [i for i, it in enumerate(self.iterators) if it == "parallel"]
+
+    @property
+    def reduction_loops(self) -> list[int]:
+        return [i for i, it in enumerate(self.iterators) if it == "reduction"]
+
+    def describe(self) -> str:
+        return f"{self.kind} {'x'.join(map(str, self.loops))} {self.element_type}"
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(data: dict) -> "KernelSignature":
+        return KernelSignature(
+            key=data["key"],
+            kind=data["kind"],
+            root=data["root"],
+            loops=tuple(data["loops"]),
+            iterators=tuple(data["iterators"]),
+            indexing_maps=tuple(data["indexing_maps"]),
+            operand_shapes=tuple(tuple(s) for s in data["operand_shapes"]),
+            element_type=data["element_type"],
+            fused=tuple(data.get("fused", ())),
+            name=data.get("name", ""),
+            chained=data.get("chained", False),
+        )
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """IREE's TileAndFuse pipeline with explicit tile sizes (see the module docstring)."""
+
+    workgroup: tuple[int, ...]
+    reduction: tuple[int, ...]
+    thread: tuple[int, ...]
+    promote: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        if not (len(self.workgroup) == len(self.reduction) == len(self.thread)):
+            raise ValueError(f"tile lists of different lengths: {self}")
+        for wg, th in zip(self.workgroup, self.thread):
+            if th and (not wg or wg % th):
+                raise ValueError(f"thread tile {th} does not divide workgroup tile {wg}: {self}")
+
+    @property
+    def workgroup_size(self) -> int:
+        size = 1
+        for wg, th in zip(self.workgroup, self.thread):
+            if th:
+                size *= wg // th
+        return size
+
+    def label(self) -> str:
+        def tiles(values):
+            return "x".join(str(v) for v in values if v) or "-"
+
+        promoted = f" promote{list(self.promote)}" if self.promote else ""
+        return f"wg {tiles(self.workgroup)} k {tiles(self.reduction)} th {tiles(self.thread)}{promoted}"
+
+    def attribute(self) -> str:
+        """The `#iree_codegen.compilation_info` IREE 3.13 reads from the root op."""
+
+        def ints(values):
+            return "[" + ", ".join(str(v) for v in values) + "]"
+
+        lowering = f"workgroup = {ints(self.workgroup)}, reduction = {ints(self.reduction)}, thread = {ints(self.thread)}"
+        if self.promote:
+            lowering += f", promote_operands = {ints(self.promote)}"
+        return (
+            "#iree_codegen.compilation_info<"
+            f"lowering_config = #iree_gpu.lowering_config<{{{lowering}}}>, "
+            "translation_info = #iree_codegen.translation_info<pipeline = #iree_gpu.pipeline<TileAndFuse> "
+            f"workgroup_size = [{self.workgroup_size}, 1, 1] subgroup_size = {SUBGROUP}>>"
+        )
+
+    def to_json(self) -> dict:
+        return {"workgroup": list(self.workgroup), "reduction": list(self.reduction), "thread": list(self.thread), "promote": list(self.promote)}
+
+    @staticmethod
+    def from_json(data: dict) -> "KernelConfig":
+        return KernelConfig(tuple(data["workgroup"]), tuple(data["reduction"]), tuple(data["thread"]), tuple(data.get("promote", ())))
+
+
+@dataclass(frozen=True)
+class Chip:
+    """What the heuristic needs to know of a GPU."""
+
+    name: str
+    sms: int  # streaming multiprocessors (compute units)
+
+
+CHIPS = {
+    # sm_80 code JIT-compiled for the H200 (IREE 3.13 has no sm_90 target).
+    "cuda": Chip("h200", 132),
+    "rocm": Chip("mi300x", 304),
+}
+
+
+# -- the heuristic and the candidates -----------------------------------------------------
+
+
+def _pow2_tiles(n: int, choices=(1, 2, 4, 8, 16, 32, 64, 128, 256)) -> list[int]:
+    """Tile sizes for a loop of range n: powers of two that divide it, and n itself if small."""
+    tiles = [c for c in choices if c <= n and n % c == 0]
+    if n <= max(choices) and n not in tiles:
+        tiles.append(n)
+    return tiles or [1]
+
+
+def k_steps(k: int) -> list[int]:
+    """Reduction steps worth trying for a reduction of length k: 16, 32 and 64 where they
+    divide it, else its largest divisors up to 64 (72 channels step by 36 or 24, not by 1)."""
+    steps = [s for s in (16, 32, 64) if k % s == 0]
+    if steps:
+        return steps
+    if k <= 64:
+        return [k]
+    divisors = [d for d in range(64, 3, -1) if k % d == 0]
+    return divisors[:2] or [1]
+
+
+def _reduction_tiles(sig: KernelSignature, k_tile: int) -> tuple[int, ...]:
+    """Small reduction loops (a conv's window) whole; the largest one in steps of k_tile."""
+    tiles = [0] * len(sig.loops)
+    reductions = sig.reduction_loops
+    if not reductions:
+        return tuple(tiles)
+    main = max(reductions, key=lambda i: sig.loops[i])
+    for i in reductions:
+        tiles[i] = sig.loops[i] if sig.loops[i] <= 7 and i != main else 1
+    tiles[main] = k_tile if sig.loops[main] % k_tile == 0 else sig.loops[main] if sig.loops[main] <= 64 else 1
+    return tuple(tiles)
+
+
+def _promotable(sig: KernelSignature) -> tuple[int, ...]:
+    """Inputs worth staging in shared memory: those the reduction re-reads across threads."""
+    if sig.kind in ("matmul", "batch_matmul", "matmul_like", "conv"):
+        return (0, 1)
+    return ()
+
+
+def _inner_parallel(sig: KernelSignature) -> tuple[int, int | None]:
+    """The two parallel loops a workgroup tiles in 2-D: the innermost (fastest in the result,
+    where threads read and write contiguously) and the next one with a range above 1."""
+    parallel = sig.parallel_loops
+    inner = parallel[-1]
+    outer = next((i for i in reversed(parallel[:-1]) if sig.loops[i] > 1), None)
+    return inner, outer
+
+
+def make_config(sig: KernelSignature, tile_outer: int, tile_inner: int, th_outer: int, th_inner: int, k_tile: int, promote: bool) -> KernelConfig | None:
+    """A config tiling the two inner parallel loops; None where the sizes do not fit."""
+    inner, outer = _inner_parallel(sig)
+    workgroup = [0] * len(sig.loops)
+    thread = [0] * len(sig.loops)
+    for i in sig.parallel_loops:
+        workgroup[i], thread[i] = 1, 1  # other parallel loops: one index per workgroup
+    workgroup[inner], thread[inner] = tile_inner, th_inner
+    if outer is not None:
+        workgroup[outer], thread[outer] = tile_outer, th_outer
+    elif tile_outer != 1:
+        return None
+    for i in sig.parallel_loops:
+        if sig.loops[i] % workgroup[i] or workgroup[i] % thread[i]:
+            return None
+    try:
+        config = KernelConfig(tuple(workgroup), _reduction_tiles(sig, k_tile), tuple(thread), _promotable(sig) if promote else ())
+    except ValueError:
+        return None
+    size = config.workgroup_size
+    if size % SUBGROUP or size > MAX_THREADS:
+        return None
+    return config
+
+
+def workgroup_count(sig: KernelSignature, config: KernelConfig) -> int:
+    count = 1
+    for i in sig.parallel_loops:
+        if config.workgroup[i]:
+            count *= math.ceil(sig.loops[i] / config.workgroup[i])
+    return count
+
+
+def candidate_configs(sig: KernelSignature, limit: int = 12) -> list[KernelConfig]:
+    """Configs worth measuring for one kernel, best-ranked first, at most `limit`.
+
+    Tiled kernels: 2-D workgroup tiles over the two inner parallel loops, K steps of 16-64
+    with and without operand promotion, 1-4 results per thread; ranked by how well the
+    workgroups fill the chip and by work per thread. Elementwise kernels: 1-D tiles with
+    1-4 elements per thread. Other kinds: none (IREE's choice stands)."""
+    if sig.kind not in TILED_KINDS + ELEMENTWISE_KINDS or not sig.parallel_loops:
+        return []
+    if sig.element_type != "f32":
+        return []  # IREE runs f16/bf16 contractions on tensor cores; these SIMT tiles would not
+    inner, outer = _inner_parallel(sig)
+    inner_range = sig.loops[inner]
+    outer_range = sig.loops[outer] if outer is not None else 1
+    found: dict[KernelConfig, float] = {}
+    if sig.kind in ELEMENTWISE_KINDS:
+        shapes = [(to, ti, 1, th) for ti in _pow2_tiles(inner_range, (32, 64, 128, 256)) for to in _pow2_tiles(outer_range, (1, 2, 4)) for th in (1, 2, 4)]
+        k_tiles, promotes = [1], [False]
+    else:
+        shapes = [
+            (to, ti, tho, thi)
+            for ti in _pow2_tiles(inner_range, (8, 16, 32, 64, 128))
+            for to in _pow2_tiles(outer_range, (1, 2, 4, 8, 16, 32, 64))
+            for thi in (1, 2, 4)
+            for tho in (1, 2, 4)
+        ]
+        main_k = max((sig.loops[i] for i in sig.reduction_loops), default=1)
+        k_tiles = k_steps(main_k)
+        promotes = [True, False] if _promotable(sig) else [False]
+    for to, ti, tho, thi in shapes:
+        for k in k_tiles:
+            for promote in promotes:
+                config = make_config(sig, to, ti, tho, thi, k, promote)
+                if config is not None and config not in found:
+                    found[config] = _score(sig, config)
+    ranked = sorted(found, key=lambda c: (found[c], c.label()))
+    return _spread(ranked, limit)
+
+
+def _spread(ranked: list[KernelConfig], limit: int) -> list[KernelConfig]:
+    """A varied set from the ranked configs: the best K step of each tile and thread shape
+    (two thirds of the set), then the other K steps of the best shapes (the estimate cannot
+    rank K steps: that is for the measurement)."""
+    shapes = {}
+    for config in ranked:
+        shapes.setdefault((config.workgroup, config.thread), config)
+    firsts = list(shapes.values())
+    chosen = firsts[: max(1, (2 * limit) // 3)]
+    for best in firsts[:4]:
+        for config in ranked:
+            if len(chosen) >= limit:
+                return chosen
+            if (config.workgroup, config.thread) == (best.workgroup, best.thread) and config not in chosen:
+                chosen.append(config)
+    for config in firsts[len(chosen):]:
+        if len(chosen) >= limit:
+            break
+        chosen.append(config)
+    return chosen[:limit]
+
+
+# FP32 lanes of one SM (4 schedulers x 32 on Ampere and Hopper), and operand elements one SM
+# loads per cycle: the two rates the estimate below divides by.
+SM_LANES = 128
+SM_LOADS = 32
+
+
+def _score(sig: KernelSignature, config: KernelConfig, sms: int = 132) -> float:
+    """Estimated cycles (lower is better), to rank configs: the SM that gets the most
+    workgroups runs them one after the other, each as threads / SM_LANES rounds of every
+    thread's results times the reduction steps; plus loading each step's operand tiles from
+    memory. Unpromoted contraction operands are re-read by every thread. It ranks; it does not
+    predict microseconds: `schedc tune` measures."""
+    groups = workgroup_count(sig, config)
+    per_sm = math.ceil(groups / sms)
+    threads = config.workgroup_size
+    per_thread = math.prod(t for t in config.thread if t)
+    steps = math.prod(sig.loops[i] for i in sig.reduction_loops) if sig.reduction_loops else 1
+    tile_edges = sum(config.workgroup[i] for i in sig.parallel_loops if config.workgroup[i] > 1) or 1
+    compute = per_sm * max(threads / SM_LANES, 1.0) * per_thread * steps
+    loads = per_sm * tile_edges * steps / SM_LOADS
+    if _promotable(sig) and not config.promote:
+        loads *= 4
+    return compute + loads
+
+
+def estimate(sig: KernelSignature, config: KernelConfig, chip: Chip | None = None) -> float:
+    """The analytic estimate of a config (lower is better), as the heuristic ranks them."""
+    return _score(sig, config, (chip or CHIPS["cuda"]).sms)
+
+
+def heuristic_config(sig: KernelSignature, chip: Chip | None = None) -> KernelConfig | None:
+    """The analytic choice for a kernel never tuned: the best-scored candidate for the chip's
+    SM count. Only for tiled kernels (matmuls, convolutions) that start from a fill: there
+    IREE's default leaves most SMs idle; elsewhere IREE's own choice is kept."""
+    if sig.kind not in TILED_KINDS or sig.chained:
+        return None
+    sms = (chip or CHIPS["cuda"]).sms
+    candidates = candidate_configs(sig, limit=1000)
+    if not candidates:
+        return None
+    return min(candidates, key=lambda c: (_score(sig, c, sms), c.label()))
+
+
+# -- the database ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TunedEntry:
+    signature: KernelSignature
+    config: KernelConfig | None  # None: IREE's own config measured fastest
+    time_us: float  # measured time of the chosen config
+    iree_time_us: float  # IREE's default config on the same chip, same method
+    candidates: int = 0  # configs measured
+
+    def to_json(self) -> dict:
+        return {
+            "signature": self.signature.to_json(),
+            "config": self.config.to_json() if self.config else None,
+            "time_us": round(self.time_us, 3),
+            "iree_time_us": round(self.iree_time_us, 3),
+            "candidates": self.candidates,
+        }
+
+    @staticmethod
+    def from_json(data: dict) -> "TunedEntry":
+        config = KernelConfig.from_json(data["config"]) if data.get("config") else None
+        return TunedEntry(KernelSignature.from_json(data["signature"]), config, float(data["time_us"]), float(data["iree_time_us"]), int(data.get("candidates", 0)))
+
+
+@dataclass
+class KernelDatabase:
+    """Tuned configs of one chip, keyed by kernel signature (see docs in database files)."""
+
+    chip: str
+    target: str  # schedc target: cuda, rocm
+    arch: str  # the code-generation arch the times were measured with, e.g. sm_80
+    entries: dict[str, TunedEntry] = field(default_factory=dict)
+    path: str | None = None
+
+    def lookup(self, sig: KernelSignature) -> TunedEntry | None:
+        return self.entries.get(sig.key)
+
+    def merge(self, entry: TunedEntry) -> bool:
+        """Keeps the faster of the old and new entry; True if the new one was kept."""
+        old = self.entries.get(entry.signature.key)
+        if old is not None and old.time_us <= entry.time_us:
+            return False
+        self.entries[entry.signature.key] = entry
+        return True
+
+    def to_json(self) -> dict:
+        return {
+            "format": DATABASE_FORMAT,
+            "chip": self.chip,
+            "target": self.target,
+            "arch": self.arch,
+            "entries": [self.entries[k].to_json() for k in sorted(self.entries)],
+        }
+
+    def save(self, path: str | Path) -> None:
+        from schedc.outputs import write_output
+
+        write_output(str(path), json.dumps(self.to_json(), indent=1, sort_keys=True) + "\n")
+
+    @staticmethod
+    def load(path: str | Path) -> "KernelDatabase":
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise SchedcError(f"{path}: no such kernel database") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise SchedcError(f"{path}: not a kernel database ({e})") from None
+        if not isinstance(data, dict) or data.get("format") != DATABASE_FORMAT:
+            raise SchedcError(f"{path}: not a schedc kernel database of format {DATABASE_FORMAT}")
+        try:
+            entries = [TunedEntry.from_json(e) for e in data["entries"]]
+            db = KernelDatabase(data["chip"], data["target"], data["arch"], path=str(path))
+        except (KeyError, TypeError, ValueError) as e:
+            raise SchedcError(f"{path}: malformed kernel database entry ({e})") from None
+        for entry in entries:
+            db.entries[entry.signature.key] = entry
+        return db
+
+
+BUILTIN_DATABASES = Path(__file__).parents[1] / "kernel_db"
+
+
+def default_database(target: str, arch: str) -> KernelDatabase | None:
+    """The database committed for a target and code-generation arch, if any."""
+    for path in sorted(BUILTIN_DATABASES.glob(f"{target}-*.json")):
+        db = KernelDatabase.load(path)
+        if db.arch == arch:
+            return db
+    return None
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The config a kernel gets and where it came from."""
+
+    config: KernelConfig | None
+    source: str  # "database", "heuristic" or "iree"
+    time_us: float | None = None  # measured (database) time, where known
+
+
+def choose_config(sig: KernelSignature, database: KernelDatabase | None, heuristic: bool = True, chip: Chip | None = None) -> Choice:
+    """The database's config, else the heuristic's, else IREE's own (no config)."""
+    if database is not None:
+        entry = database.lookup(sig)
+        if entry is not None:
+            return Choice(entry.config, "database", entry.time_us)  # config None: IREE's was fastest
+    if heuristic:
+        config = heuristic_config(sig, chip)
+        if config is not None:
+            return Choice(config, "heuristic")
+    return Choice(None, "iree")

@@ -1,0 +1,380 @@
+"""Memory-aware topological orders of a kernel graph: pure Python over plain data.
+
+Every strategy returns a topological order of all the graph's nodes; `best_order` runs them and
+keeps the lowest estimated peak, never worse than program order.
+
+The memory model is `schedc.decisions.liveness` (last-use freeing): while a node runs, the transients it
+defines and every transient defined earlier that still has a user to come are alive. Nodes that
+define no transient ("free" nodes: views, in-place updates, result producers, imports) never
+raise the live bytes when they run, and running them as soon as they are ready only ends
+lifetimes sooner, so every strategy below except program order runs them eagerly. That also
+keeps the exact search small: its states are the sets of scheduled nodes that allocate.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+from schedc.decisions.budget import Budget, Deadline, SearchStopped
+from schedc.decisions.kernel_graph import KernelGraph, sink_fills
+from schedc.decisions.liveness import LastUse, MemoryProblem
+
+STRATEGIES = ("program", "dfs", "bfs", "greedy", "xla", "exact", "beam")
+
+
+class _State:
+    """Runs nodes one at a time, tracking live bytes, the peak, and which nodes are ready."""
+
+    def __init__(self, problem: MemoryProblem):
+        self.p = problem
+        self.memory = LastUse(problem)
+        self.waiting = [len(ps) for ps in problem.preds]
+        self.ready = {v for v in range(problem.count) if self.waiting[v] == 0}
+        self.order: list[int] = []
+
+    @property
+    def live(self) -> int:
+        return self.memory.live
+
+    @property
+    def peak(self) -> int:
+        return self.memory.peak
+
+    def freed_by(self, v: int) -> int:
+        return self.memory.freed_by(v)
+
+    def run(self, v: int) -> None:
+        self.memory.run(v)
+        self.ready.discard(v)
+        self.order.append(v)
+        for s in self.p.succs[v]:
+            self.waiting[s] -= 1
+            if self.waiting[s] == 0:
+                self.ready.add(s)
+
+    def run_free_nodes(self) -> None:
+        while True:
+            free = [v for v in self.ready if self.p.alloc[v] == 0]
+            if not free:
+                return
+            for v in sorted(free):
+                self.run(v)
+
+
+def _list_schedule(problem: MemoryProblem, choose, defer_sources: bool = False, deadline: Deadline | None = None) -> list[int] | None:
+    """Runs free nodes eagerly, and otherwise the ready node `choose(state, candidates)` picks.
+
+    With `defer_sources`, allocating nodes that read no transient (fills, first layers) wait
+    until nothing else is ready, and then the one whose consumer is closest to ready runs: a
+    memory-blind traversal would otherwise run every fill at the start.
+    None when the deadline passes first (a heuristic takes one step per node: no work budget).
+    """
+    state = _State(problem)
+    while len(state.order) < problem.count:
+        if deadline is not None and deadline.passed():
+            return None
+        state.run_free_nodes()
+        if not state.ready:
+            continue
+        candidates = state.ready
+        if defer_sources:
+            inner = {v for v in state.ready if problem.uses[v]}
+            if inner:
+                candidates = inner
+            else:  # only fills are ready: the one whose consumer is closest to ready
+                candidates = {min(state.ready, key=lambda v: (min((state.waiting[s] for s in problem.succs[v]), default=0), v))}
+        state.run(choose(state, candidates))
+    return state.order
+
+
+def program_order(problem: MemoryProblem) -> list[int]:
+    return list(problem.program)
+
+
+def _by_readiness(problem: MemoryProblem, newest_first: bool, deadline: Deadline | None = None) -> list[int] | None:
+    """Runs the node that became ready most recently (or longest ago); among nodes readied
+    together, the lower index first."""
+    readied: dict[int, int] = {}
+
+    def choose(state: _State, candidates) -> int:
+        for v in sorted(state.ready):
+            readied.setdefault(v, len(readied))
+        if newest_first:
+            newest = max(readied[v] for v in candidates)
+            return min(v for v in candidates if readied[v] == newest)
+        return min(candidates, key=lambda v: readied[v])
+
+    return _list_schedule(problem, choose, defer_sources=True, deadline=deadline)
+
+
+def depth_first(problem: MemoryProblem, deadline: Deadline | None = None) -> list[int] | None:
+    """Follows the most recently readied node: finishes one branch before starting the next."""
+    return _by_readiness(problem, newest_first=True, deadline=deadline)
+
+
+def breadth_first(problem: MemoryProblem, deadline: Deadline | None = None) -> list[int] | None:
+    """Runs nodes in the order they became ready: level by level."""
+    return _by_readiness(problem, newest_first=False, deadline=deadline)
+
+
+def greedy_peak(problem: MemoryProblem, deadline: Deadline | None = None) -> list[int] | None:
+    """TorchInductor's greedy: the ready node that least raises the running peak, then the one
+    that frees most."""
+
+    def choose(state: _State, candidates) -> int:
+        return min(
+            candidates,
+            key=lambda v: (max(0, state.live + problem.alloc[v] - state.peak), -state.freed_by(v), v),
+        )
+
+    return _list_schedule(problem, choose, deadline=deadline)
+
+
+def xla_list(problem: MemoryProblem, deadline: Deadline | None = None) -> list[int] | None:
+    """XLA's list scheduler: the ready node with the most bytes freed minus bytes defined."""
+
+    def choose(state: _State, candidates) -> int:
+        return min(candidates, key=lambda v: (problem.alloc[v] - state.freed_by(v), v))
+
+    return _list_schedule(problem, choose, deadline=deadline)
+
+
+# -- search over sets of scheduled nodes (Serenity's dynamic programming) ----------------------
+
+
+@dataclass
+class _Node:
+    """A search state: which nodes ran (bitmask), live bytes now, and the peak so far."""
+
+    mask: int
+    live: int
+    peak: int
+    ready: frozenset
+    parent: "_Node | None" = field(default=None, repr=False)
+    ran: tuple[int, ...] = ()  # the nodes this state added to its parent's
+
+    def order(self) -> list[int]:
+        chunks, node = [], self
+        while node is not None:
+            chunks.append(node.ran)
+            node = node.parent
+        return [v for chunk in reversed(chunks) for v in chunk]
+
+
+class _Search:
+    """Layers of search states; every state created is charged to `budget` (one unit each)."""
+
+    def __init__(self, problem: MemoryProblem, budget: Budget):
+        self.p = problem
+        self.budget = budget
+        self.pred_mask = [sum(1 << u for u in ps) for ps in problem.preds]
+        user_mask: dict[int, int] = {b: 0 for b in problem.size}
+        for v, vs in enumerate(problem.uses):
+            for b in vs:
+                user_mask[b] |= 1 << v
+        self.user_mask = user_mask
+
+    def start(self) -> _Node:
+        ready = frozenset(v for v in range(self.p.count) if not self.p.preds[v])
+        return self._close(_Node(0, 0, 0, ready))
+
+    def _run(self, state: _Node, v: int):
+        """Running `v` after `state`: the nodes run, the bytes alive while it runs and after,
+        and the ready nodes."""
+        p = self.p
+        mask = state.mask | (1 << v)
+        during = state.live + p.alloc[v]
+        after = during - p.freed(v, lambda b: self.user_mask[b] & ~mask == 0)
+        ready = set(state.ready)
+        ready.discard(v)
+        ready.update(s for s in p.succs[v] if self.pred_mask[s] & ~mask == 0)
+        return mask, during, after, frozenset(ready)
+
+    def expand(self, state: _Node, v: int) -> _Node:
+        self.budget.charge()
+        mask, during, after, ready = self._run(state, v)
+        return self._close(_Node(mask, after, max(state.peak, during), ready, state, (v,)))
+
+    def _close(self, state: _Node) -> _Node:
+        """Runs ready free nodes in place (they never raise the peak)."""
+        p = self.p
+        free = sorted(v for v in state.ready if p.alloc[v] == 0)
+        while free:
+            for v in free:
+                state.mask, _, state.live, state.ready = self._run(state, v)
+                state.ran = state.ran + (v,)
+            free = sorted(v for v in state.ready if p.alloc[v] == 0)
+        return state
+
+    def layers(self, keep):
+        """Expands layer by layer (one more allocating node each); `keep` filters a layer.
+        Raises SearchStopped when the budget runs out."""
+        first = self.start()
+        layer = {first.mask: first}
+        full = (1 << self.p.count) - 1
+        while True:
+            done = [s for s in layer.values() if s.mask == full]
+            if done:
+                return min(done, key=lambda s: s.peak)
+            successors: dict[int, _Node] = {}
+            for state in layer.values():
+                for v in sorted(state.ready):
+                    child = self.expand(state, v)
+                    best = successors.get(child.mask)
+                    if best is None or child.peak < best.peak:
+                        successors[child.mask] = child
+            layer = keep(successors)
+            if not layer:
+                return None
+
+
+def exact(problem: MemoryProblem, upper_bound: int | None = None, max_states: int = 200_000, deadline: Deadline | None = None):
+    """The lowest-peak order, or None when the search creates more than `max_states` states
+    (or the deadline passes) before it finishes.
+
+    Dynamic programming over sets of scheduled nodes: two partial orders that ran the same set
+    leave the same tensors alive, so only the one with the lower peak can lead to an optimum.
+    States whose peak passes `upper_bound` (a heuristic's peak) are pruned.
+    """
+    search = _Search(problem, Budget(max_states, deadline))
+
+    def keep(layer: dict):
+        if upper_bound is not None:
+            layer = {m: s for m, s in layer.items() if s.peak <= upper_bound}
+        return layer
+
+    try:
+        result = search.layers(keep)
+    except SearchStopped:
+        return None
+    return None if result is None else result.order()
+
+
+def beam(problem: MemoryProblem, width: int = 16, max_states: int | None = None, deadline: Deadline | None = None) -> list[int] | None:
+    """The same search keeping only the `width` best states of each layer (by peak, then live);
+    None when it would create more than `max_states` states (or the deadline passes)."""
+    search = _Search(problem, Budget(max_states if max_states is not None else 1 << 62, deadline))
+
+    def keep(layer: dict):
+        return dict(heapq.nsmallest(width, layer.items(), key=lambda item: (item[1].peak, item[1].live, item[0])))
+
+    try:
+        return search.layers(keep).order()
+    except SearchStopped:
+        return None
+
+
+def beam_states(problem: MemoryProblem, order: list[int]) -> int:
+    """About how many states a beam of width 1 creates: the allocating nodes ready at each of
+    its steps, estimated along `order` (a heuristic's order)."""
+    state = _State(problem)
+    total = 0
+    for v in order:
+        if problem.alloc[v] > 0:
+            total += sum(1 for u in state.ready if problem.alloc[u] > 0)
+        state.run(v)
+    return max(total, 1)
+
+
+# -- choosing ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OrderLimits:
+    """What bounds the search; the result depends on these, never on the machine's speed."""
+
+    exact_limit: int = 160  # the exact search runs when at most this many nodes allocate
+    max_states: int = 200_000  # states the exact search may create; the beam gets as many
+    time_limit_s: float = 60.0  # a safety net for one function's whole search, in seconds
+    beam_width: int = 0  # 0: the widest beam (up to 16) that fits in max_states
+
+
+@dataclass(frozen=True)
+class OrderDecision:
+    order: list[int]
+    strategy: str
+    peak: int
+    program_peak: int
+    optimum: int | None  # the exact optimum, where the search finished
+    peaks: dict  # strategy -> peak, for every strategy that ran
+    # Why the searches that ran stopped: {"exact": "finished" | "max-states" | "deadline", ...}.
+    searches: dict = field(default_factory=dict)
+    deadline_fired: bool = False  # the time limit cut a search short: the order may vary by run
+
+
+HEURISTICS = {
+    "program": program_order,
+    "dfs": depth_first,
+    "bfs": breadth_first,
+    "greedy": greedy_peak,
+    "xla": xla_list,
+}
+
+
+def _beam_width(problem: MemoryProblem, limits: OrderLimits, order: list[int]) -> int:
+    """The widest beam, up to 16, whose estimated states fit in `max_states`; 0 if none fits."""
+    if limits.beam_width > 0:
+        return limits.beam_width
+    return min(16, limits.max_states // beam_states(problem, order))
+
+
+def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits = OrderLimits()) -> OrderDecision:
+    """Runs `strategy` (or, for "auto", all of them) and keeps the lowest peak; ties keep the
+    earlier strategy, program order first.
+
+    The searches are bounded by `limits.max_states`, so the decision is the same on any machine;
+    `limits.time_limit_s` only stops a search that runs far longer than its work budget allows
+    for, and the decision then says so (`deadline_fired`)."""
+    if strategy != "auto" and strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy '{strategy}'; valid: auto, {', '.join(STRATEGIES)}")
+    deadline = Deadline(limits.time_limit_s)
+    problem = MemoryProblem.from_graph(graph)
+    peaks: dict[str, int] = {}
+    orders: dict[str, list[int]] = {}
+    searches: dict[str, str] = {}
+
+    def consider(name: str, order: list[int] | None) -> None:
+        if order is None:
+            return
+        order = sink_fills(graph, order)
+        assert graph.is_order(order), f"{name} returned an invalid order"
+        orders[name] = order
+        peaks[name] = problem.peak(order)
+
+    def stopped(name: str, order) -> str:
+        return "finished" if order is not None else ("deadline" if deadline.fired else "max-states")
+
+    consider("program", program_order(problem))
+    names = list(HEURISTICS) if strategy == "auto" else [strategy]
+    for name in names:
+        if name in HEURISTICS and name != "program":
+            consider(name, HEURISTICS[name](problem, deadline))
+    optimum = None
+    allocating = sum(1 for a in problem.alloc if a > 0)
+    if strategy in ("auto", "exact") and allocating <= limits.exact_limit and deadline.passed():
+        searches["exact"] = "deadline"  # the heuristics used up the time: no search starts
+    elif strategy in ("auto", "exact") and allocating <= limits.exact_limit:
+        order = exact(problem, min(peaks.values()), limits.max_states, deadline)
+        searches["exact"] = stopped("exact", order)
+        consider("exact", order)
+        if order is not None:
+            optimum = peaks["exact"]
+    if strategy == "beam" or (strategy in ("auto", "exact") and optimum is None):
+        best_so_far = min(orders, key=lambda name: (peaks[name], list(orders).index(name)))
+        width = 0 if deadline.passed() else _beam_width(problem, limits, orders[best_so_far])
+        if deadline.passed():
+            searches["beam"] = "deadline"
+        elif width < 1:
+            searches["beam"] = "max-states"  # even a beam of width 1 would pass the budget
+        else:
+            order = beam(problem, width, limits.max_states, deadline)
+            searches["beam"] = stopped("beam", order)
+            consider("beam", order)
+    candidates = [strategy] if strategy in orders else []
+    if strategy == "auto" or not candidates:
+        candidates = list(orders)
+    chosen = min(candidates, key=lambda name: (peaks[name], list(orders).index(name)))
+    if peaks[chosen] > peaks["program"]:
+        chosen = "program"  # never worse than the order the user wrote
+    return OrderDecision(orders[chosen], chosen, peaks[chosen], peaks["program"], optimum, peaks, searches, deadline.fired)

@@ -1,0 +1,102 @@
+"""static-replay's plan, as plain data: the static buffers a replayed function binds, and the
+recorded submissions that bind them.
+
+`passes/static_replay.py` reads a function's HAL-phase IR into a `ReplayPlan` (through
+`schedc.ir.hal`) and rewrites the function from it; the names of everything the rewrite adds
+(static buffers, recordings, the globals that hold them) come from here, so the reading, the
+rewrite and the report agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class StaticBuffer:
+    """A buffer that lives as long as the module: `source` is `input N` or `alloca N`."""
+
+    name: str  # the util.global's symbol
+    bytes: int
+    source: str
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One binding-table slot of a submission: a part of a static or constant buffer."""
+
+    buffer: str  # a StaticBuffer's name, or a constant !hal.buffer global
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True)
+class Fill:
+    """A fill of a static buffer's bytes with a constant pattern."""
+
+    buffer: str
+    offset: int
+    length: int
+    pattern: str  # the pattern constant's value, as `0 : i8`
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One `hal.device.queue.execute.indirect` and the memoized recording it submits."""
+
+    recorder: str  # the util.func that records the command buffer
+    bindings: tuple[Binding, ...]
+    inputs: tuple[int, ...]  # the call's inputs first bound here (all are copied in before the first)
+    once: tuple[tuple[int, Fill], ...] = ()  # (position in the recording, fill) run once instead
+
+
+@dataclass(frozen=True)
+class ReplayPlan:
+    function: str
+    device: str  # the !hal.device global
+    buffers: tuple[StaticBuffer, ...]
+    submissions: tuple[Submission, ...]
+
+    @property
+    def fills_once(self) -> list[Fill]:
+        """The fills run once when the module loads (each distinct one once)."""
+        return list(dict.fromkeys(fill for s in self.submissions for _, fill in s.once))
+
+    @property
+    def static_bytes(self) -> int:
+        return sum(b.bytes for b in self.buffers)
+
+    @property
+    def copied_inputs(self) -> list[tuple[int, StaticBuffer]]:
+        """The call's inputs that are copied in (each once, in the order of first use), with
+        their static buffers."""
+        statics = {b.source: b for b in self.buffers}
+        return [(i, statics[f"input {i}"]) for submission in self.submissions for i in submission.inputs]
+
+    def recording(self, number: int) -> tuple[str, str]:
+        """Submission `number`'s direct recording: the function that records it and the global
+        that holds the recorded command buffer."""
+        return f"__{self.function}_replay_record_{number}", f"__{self.function}_replay_commands_{number}"
+
+    @property
+    def kept_recording(self) -> str:
+        """The global holding the first submission's recording with the copies of the input
+        buffers last kept in front (see passes/static_replay.py's `_copy_in`)."""
+        return f"__{self.function}_replay_kept"
+
+    def kept_source(self, number: int) -> str:
+        return f"{self.kept_recording}_source_{number}"
+
+    def last_source(self, number: int) -> str:
+        return f"__{self.function}_replay_last_source_{number}"
+
+
+def static_name(function: str, kind: str, number: int) -> str:
+    """The global of the static buffer that replaces input or alloca `number` of `function`."""
+    return f"__{function}_replay_{kind}_{number}"
+
+
+def persistent_fill_marks(marks: list[int]) -> set[tuple[int, int, int, int]]:
+    """arena-plan's `sched.persistent_fills` list as its (execution region, arena bytes, offset,
+    length) fours."""
+    return {(marks[i], marks[i + 1], marks[i + 2], marks[i + 3]) for i in range(0, len(marks) - 3, 4)}

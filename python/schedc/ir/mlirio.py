@@ -1,0 +1,149 @@
+"""Reading MLIR files into modules with file:line:col diagnostics, and writing outputs whole."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from iree.compiler import ir
+
+from schedc.errors import SchedcError
+
+SPLIT_MARKER = "// -----"
+BYTECODE_MAGIC = b"ML\xefR"  # the first bytes of MLIR bytecode
+
+
+class ParseError(SchedcError):
+    """The input is not valid MLIR; the message has file:line:col."""
+
+
+def check_input_file(path: str) -> Path:
+    """The path of an existing input file; otherwise one clear line of error."""
+    p = Path(path)
+    if not p.exists():
+        raise SchedcError(f"{path}: no such file")
+    if p.is_dir():
+        raise SchedcError(f"{path}: is a directory, expected an .mlir file")
+    return p
+
+
+def read_source(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    p = check_input_file(path)
+    try:
+        return p.read_text()
+    except UnicodeDecodeError:
+        raise SchedcError(f"{path}: not a text file (MLIR bytecode is not accepted here)") from None
+
+
+def split_chunks(text: str) -> list[tuple[int, str]]:
+    """Splits at `// -----` lines; each chunk with the 0-based line where it starts."""
+    chunks, start, current = [], 0, []
+    for number, line in enumerate(text.splitlines(keepends=True)):
+        if line.strip() == SPLIT_MARKER:
+            chunks.append((start, "".join(current)))
+            start, current = number + 1, []
+        else:
+            current.append(line)
+    chunks.append((start, "".join(current)))
+    return chunks
+
+
+def parse_module(text: str, source_name: str, context: ir.Context, first_line: int = 0) -> ir.Operation:
+    """Parses a module; errors carry `source_name:line:col` of the original file.
+
+    Top-level ops without a `module` around them (as lit tests write them) get one, placed so
+    that line numbers stay those of the file.
+    """
+    # MLIR verifies isolated regions (executables) on its thread pool, and errors there reach
+    # the Python bindings' diagnostic handler from a worker thread while this thread waits
+    # with the GIL: a deadlock (IREE 3.13). Parsing is verified on this thread instead.
+    context.enable_multithreading(False)
+    try:
+        return _parse_module(text, source_name, context, first_line)
+    finally:
+        context.enable_multithreading(True)
+
+
+def _parse_module(text: str, source_name: str, context: ir.Context, first_line: int) -> ir.Operation:
+    padded = "\n" * first_line + text  # keeps line numbers of a chunk as in its file
+    try:
+        op = ir.Operation.parse(padded, source_name=source_name, context=context).operation
+        if op.name == "builtin.module":
+            return op
+    except ir.MLIRError as e:
+        if "single top-level operation" not in str(e):
+            raise ParseError(format_diagnostics(e)) from None
+    if first_line > 0:
+        wrapped = "\n" * (first_line - 1) + "module {\n" + text + "\n}\n"
+    else:
+        wrapped = "module {" + text + "\n}\n"  # shifts columns of the first line only
+    try:
+        return ir.Operation.parse(wrapped, source_name=source_name, context=context).operation
+    except ir.MLIRError as e:
+        raise ParseError(format_diagnostics(e)) from None
+
+
+def read_module(path: Path, context: ir.Context | None = None) -> ir.Operation:
+    """Parses an IR file IREE or schedc wrote."""
+    return parse_module(printable(Path(path).read_text()), str(path), context or ir.Context())
+
+
+# IREE 3.13 prints #stream.partitioning_config<favor-debug> but parses only the quoted form.
+_ROUND_TRIP_FIXES = (
+    (re.compile(r"#stream\.partitioning_config<favor-([a-z-]+)>"), r'#stream.partitioning_config<"\1">'),
+)
+
+
+def printable(text: str) -> str:
+    """MLIR text as IREE's tools parse it back (IREE's printer and parser disagree on some)."""
+    for pattern, replacement in _ROUND_TRIP_FIXES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def module_text(module: ir.Operation) -> str:
+    """The module as text that IREE's tools parse back."""
+    return printable(module.get_asm())
+
+
+def format_diagnostics(error: ir.MLIRError) -> str:
+    """MLIR diagnostics as `file:line:col: error: message` lines, with their notes."""
+    lines = []
+
+    def add(diag, indent=""):
+        severity = str(diag.severity).split(".")[-1].lower()
+        lines.append(f"{indent}{location_prefix(diag.location)}{severity}: {diag.message}")
+        for note in diag.notes:
+            add(note, indent)
+
+    for diag in error.error_diagnostics:
+        add(diag)
+    return "\n".join(lines) if lines else str(error)
+
+
+def location_prefix(location: ir.Location) -> str:
+    """`file:line:col: ` for a file location (looking inside named, call-site and fused
+    ones, the first file it finds), else ''."""
+    found = _file_location(location)
+    return f"{found.filename}:{found.start_line}:{found.start_col}: " if found is not None else ""
+
+
+def _file_location(location: ir.Location):
+    location = ir.Location.from_attr(location.attr, context=location.context)  # its own kind
+    if hasattr(location, "filename"):
+        return location
+    inner = []
+    if hasattr(location, "child_loc"):  # name("x"(...))
+        inner = [location.child_loc]
+    elif hasattr(location, "callee"):  # callsite(callee at caller)
+        inner = [location.callee, location.caller]
+    elif hasattr(location, "locations"):  # fused[...]
+        inner = list(location.locations)
+    for child in inner:
+        found = _file_location(child)
+        if found is not None:
+            return found
+    return None

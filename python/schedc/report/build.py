@@ -1,0 +1,147 @@
+"""The compile report: what schedc decided per function and what IREE then allocated."""
+
+from __future__ import annotations
+
+import json
+
+from schedc.decisions.arena_plan import Slice, iree_layout
+from schedc.ir.iree import Pack
+
+IREE_ALIGNMENT = 64  # IREE 3.13's buffer offset alignment, as arena-plan assumes
+
+
+def iree_arenas(packs: list[Pack]) -> dict[str, list[dict]]:
+    """Per function, IREE's own transient slices (its order: the packs of IREE's stream phase
+    stopped after schedule-allocation, without schedc; `schedc.ir.iree.packs`) and where its
+    layout-slices puts them (`schedc.decisions.arena_plan.iree_layout`). Dynamic sizes count as 0."""
+    result: dict[str, list[dict]] = {}
+    for pack in packs:
+        if pack.function == "util.initializer" or not pack.slices or not pack.allocas:
+            continue  # constants, not the transient arena
+        lifetimes = [[start, end, size or 0] for start, end, size in pack.slices]
+        plan = iree_layout([Slice(*s) for s in lifetimes], IREE_ALIGNMENT)
+        result.setdefault(pack.function, []).append({
+            "lifetimes": lifetimes,
+            "offsets": list(plan.offsets),
+            "bytes": plan.size,
+            "load_bytes": pack.load,
+        })
+    return result
+
+
+def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, arenas_without: dict | None = None) -> dict:
+    """Per function: each pass's record, IREE's transient bytes with and without schedc
+    (`with_schedc`, `without`: each function's transient allocations, as
+    `schedc.ir.iree.transient_allocations` reads them; None where a size is not a constant),
+    and IREE's own arenas without schedc (`arenas_without`, as `iree_arenas` makes them)."""
+    functions: dict[str, dict] = {}
+    kernels = records.get("kernel-config", {}).get("module")  # module-wide, not per function
+    for pass_name, per_function in records.items():
+        if pass_name == "kernel-config":
+            continue
+        for function, record in per_function.items():
+            functions.setdefault(function, {})[pass_name] = record
+    for function in sorted(set(with_schedc) | set(without)):
+        entry = functions.setdefault(function, {})
+        after, before = with_schedc.get(function, []), without.get(function, [])
+        entry["iree_transient_bytes"] = {
+            "without_schedc": sum(size or 0 for size in before),
+            "with_schedc": sum(size or 0 for size in after),
+            "allocations_without_schedc": before,
+            "allocations_with_schedc": after,
+        }
+        dynamic = sum(size is None for size in before + after)
+        if dynamic:
+            entry["iree_transient_bytes"]["dynamic_allocations"] = dynamic  # not in the sums
+    for function, arenas in (arenas_without or {}).items():
+        functions.setdefault(function, {})["iree_arenas"] = arenas
+    report = {**meta, "functions": functions}
+    if kernels is not None:
+        report["kernels"] = kernels
+    return report
+
+
+def summary_lines(report: dict) -> list[str]:
+    """A short text summary: one line per function that schedc or IREE touched."""
+    lines = []
+    for function, entry in report["functions"].items():
+        parts = [f"@{function}:"]
+        split = entry.get("split-concat")
+        if split:
+            parts.append(f"split-concat: {split['reductions_split']} reductions read their concatenation's pieces;")
+        order = entry.get("memory-order")
+        if order:
+            optimum = order["optimum_bytes"]
+            parts.append(
+                f"{order['kernels']} kernels, order '{order['strategy']}', estimated peak "
+                f"{order['program_peak_bytes']:,} B -> {order['peak_bytes']:,} B"
+                + (f" (optimum {optimum:,} B)" if optimum is not None else " (optimum unknown)")
+                + ";"
+            )
+        remat = entry.get("remat")
+        if remat:
+            parts.append(remat_line(remat) + ";")
+        plan = entry.get("stream-schedule")
+        if plan:
+            wide = [w for w in plan["waves"] if w > 1]
+            parts.append(
+                f"stream-schedule '{plan['mode']}' on {plan['streams']} streams: {len(wide)} concurrent waves "
+                f"(widest {max(wide, default=1)}), estimated {plan['estimated_makespan_us']:.1f} us, "
+                f"peak {plan['estimated_peak_bytes']:,} B;"
+            )
+        arenas = entry.get("arena-plan")
+        if arenas:
+            load = sum(a["load_bytes"] for a in arenas)
+            planned = sum(a["schedc_bytes"] for a in arenas)
+            packed = sum(a["iree_bytes"] for a in arenas)
+            methods = "+".join(sorted({a["method"] for a in arenas}))
+            pinned = sum(a.get("persistent_fills", 0) for a in arenas)
+            pinning = f", {pinned} fills run once in {sum(a.get('pinned_bytes', 0) for a in arenas):,} B pinned" if pinned else ""
+            parts.append(
+                f"arena {planned:,} B ({planned / load:.3f}x LOAD {load:,} B, '{methods}'; IREE's packing {packed:,} B{pinning});"
+                if load else f"arena {planned:,} B;"
+            )
+        iree = entry.get("iree_transient_bytes")
+        if iree:
+            before, after = iree["without_schedc"], iree["with_schedc"]
+            ratio = f" ({after / before:.3f}x)" if before else ""
+            parts.append(f"IREE transient {before:,} B -> {after:,} B{ratio}")
+        lines.append(" ".join(parts))
+    kernels = report.get("kernels")
+    if kernels:
+        lines.extend(kernel_lines(kernels))
+    return lines
+
+
+def remat_flops_share(remat: dict) -> float:
+    """The FLOPs remat added to a function, over the function's FLOPs."""
+    return remat["extra_flops"] / remat["function_flops"] if remat.get("function_flops") else 0.0
+
+
+def remat_line(remat: dict) -> str:
+    """What remat did to one function, in a line."""
+    share = remat_flops_share(remat)
+    reached = "" if remat["feasible"] else ", not reachable"
+    split = ", IREE's multi-use fusions split" if remat.get("split_fusions") else ""
+    return (
+        f"remat{split}: {remat['copies']} copies ({remat['kernels_recomputed']} kernels, +{share:.1%} FLOPs, "
+        f"+{remat['extra_seconds'] * 1e6:.1f} us estimated): peak {remat['peak_bytes_before']:,} B -> "
+        f"{remat['peak_bytes_after']:,} B (budget {remat['budget_bytes']:,} B{reached})"
+    )
+
+
+def kernel_lines(kernels: dict) -> list[str]:
+    """One line for the kernel configs, then one per dispatch: signature, source, time."""
+    sources = {}
+    for kernel in kernels["kernels"]:
+        sources[kernel["source"]] = sources.get(kernel["source"], 0) + 1
+    counts = ", ".join(f"{n} from {source}" for source, n in sorted(sources.items()))
+    lines = [f"kernel configs ({kernels['target']} {kernels['arch']}, database {kernels['database'] or 'none'}): {counts}"]
+    for kernel in kernels["kernels"]:
+        time = f"{kernel['time_us']:.2f} us measured" if kernel["time_us"] is not None else "not measured"
+        lines.append(f"  {kernel['dispatch']}: {kernel['signature']}, {kernel['source']}: {kernel['config']}; {time}")
+    return lines
+
+
+def report_text(report: dict) -> str:
+    return json.dumps(report, indent=2, sort_keys=False) + "\n"

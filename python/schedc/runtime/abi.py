@@ -1,0 +1,21 @@
+"""What a schedc module says about itself, in its exported functions' `iree.reflection`, for
+the runtime that loads it: one vocabulary, written by the compiler and read here.
+
+    schedc.execution             "graphs": the module replays its calls (--execution=graphs)
+    schedc.static_results        "true": the results live in static buffers (static-replay)
+    schedc.static_result_slots   the results that are views of the same static buffer every call
+    schedc.static_inputs_of      on __schedc_static_inputs_<f>: the function it serves
+    schedc.bucket_of / batch     a batch bucket's copy of a function, and its batch
+    schedc.batched_inputs/outputs the arguments and results that carry the batch
+"""
+
+EXECUTION = "schedc.execution"
+STATIC_RESULTS = "schedc.static_results"
+STATIC_RESULT_SLOTS = "schedc.static_result_slots"
+STATIC_INPUTS_OF = "schedc.static_inputs_of"
+# A replayed function's companion that returns views of its static input buffers.
+STATIC_INPUTS_PREFIX = "__schedc_static_inputs_"
+BUCKET_OF = "schedc.bucket_of"
+BATCH = "schedc.batch"
+BATCHED_INPUTS = "schedc.batched_inputs"
+BATCHED_OUTPUTS = "schedc.batched_outputs"

@@ -1,0 +1,210 @@
+"""Kernel configs without MLIR: candidates, the heuristic, the database and the fallback order."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from schedc.errors import SchedcError
+from schedc.decisions.kernel_config import (
+    CHIPS,
+    KernelConfig,
+    KernelDatabase,
+    KernelSignature,
+    TunedEntry,
+    candidate_configs,
+    choose_config,
+    heuristic_config,
+    workgroup_count,
+)
+from schedc.tune.prepare import winners
+
+MATMUL_MAPS = ("affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d1, d2)>", "affine_map<(d0, d1, d2) -> (d0, d1)>")
+
+
+def matmul(m: int, n: int, k: int, key: str = "k") -> KernelSignature:
+    return KernelSignature(key, "matmul", "linalg.matmul", (m, n, k), ("parallel", "parallel", "reduction"), MATMUL_MAPS,
+                           ((m, k), (n, k), (m, n)), "f32", ("linalg.fill",), f"matmul_{m}x{n}x{k}_f32")
+
+
+def conv1x1(cout: int, pixels: int, cin: int) -> KernelSignature:
+    maps = ("affine_map<(d0, d1, d2) -> (d2, d1)>", "affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d0, d1)>")
+    return KernelSignature("c", "matmul_like", "linalg.generic", (cout, pixels, cin), ("parallel", "parallel", "reduction"), maps,
+                           ((cin, pixels), (cout, cin), (cout, pixels)), "f32")
+
+
+def test_config_attribute_is_iree_compilation_info():
+    config = KernelConfig((16, 32, 0), (0, 0, 32), (1, 2, 0), (0, 1))
+    assert config.workgroup_size == 16 * 16
+    assert config.attribute() == (
+        "#iree_codegen.compilation_info<lowering_config = #iree_gpu.lowering_config<{workgroup = [16, 32, 0], "
+        "reduction = [0, 0, 32], thread = [1, 2, 0], promote_operands = [0, 1]}>, translation_info = "
+        "#iree_codegen.translation_info<pipeline = #iree_gpu.pipeline<TileAndFuse> workgroup_size = [256, 1, 1] subgroup_size = 32>>"
+    )
+
+
+def test_config_rejects_a_thread_tile_that_does_not_divide():
+    with pytest.raises(ValueError, match="does not divide"):
+        KernelConfig((16, 24, 0), (0, 0, 32), (1, 16, 0))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([1, 2, 4, 16, 32, 64, 100, 256, 3136]), st.sampled_from([8, 32, 96, 256, 768, 1024]), st.sampled_from([3, 16, 64, 128, 1024]))
+def test_candidates_fit_the_loops_and_the_gpu(m, n, k):
+    sig = matmul(m, n, k)
+    for config in candidate_configs(sig, limit=50):
+        assert config.workgroup_size % 32 == 0 and config.workgroup_size <= 1024
+        for loop in sig.parallel_loops:
+            assert sig.loops[loop] % config.workgroup[loop] == 0
+            assert config.workgroup[loop] % config.thread[loop] == 0
+        assert config.workgroup[2] == 0 and config.thread[2] == 0  # the reduction loop is not distributed
+        assert 1 <= config.reduction[2] <= k and k % config.reduction[2] == 0
+
+
+def test_candidates_vary_the_tile_and_come_ranked():
+    sig = matmul(64, 256, 1024)
+    candidates = candidate_configs(sig, limit=12)
+    assert len(candidates) == 12
+    assert len({(c.workgroup, c.thread) for c in candidates}) >= 8  # tile and thread shapes first
+    assert {c.reduction[2] for c in candidates} >= {16, 32, 64}  # then K steps of the best shapes
+    assert len(set(candidates)) == len(candidates)
+
+
+def test_heuristic_fills_the_sms_where_iree_leaves_them_idle():
+    # IREE's own tile for this shape is [32, 128]: 4 workgroups on 132 SMs.
+    sig = matmul(64, 256, 1024)
+    config = heuristic_config(sig, CHIPS["cuda"])
+    assert workgroup_count(sig, config) >= 32
+    assert config.promote == (0, 1)
+    assert config.reduction[2] in (16, 32, 64)
+
+
+def test_heuristic_configures_only_tiled_kinds():
+    reduction = KernelSignature("r", "reduction", "linalg.generic", (32, 128), ("parallel", "reduction"), (), ((32, 128),), "f32")
+    assert heuristic_config(reduction) is None
+    assert heuristic_config(conv1x1(32, 3136, 32)) is not None
+
+
+def test_heuristic_leaves_chained_contractions_to_iree():
+    # split-concat's partial sums, which IREE fuses into one dispatch: TileAndFuse failed to
+    # compile the heuristic's configs there (DARTS on sm_80), so IREE's own config is kept.
+    assert heuristic_config(dataclasses.replace(conv1x1(32, 1024, 32), chained=True)) is None
+
+
+def test_choose_config_prefers_database_then_heuristic_then_iree():
+    sig = matmul(32, 384, 128, key="linear")
+    tuned = KernelConfig((16, 32, 0), (0, 0, 32), (1, 2, 0), (0, 1))
+    db = KernelDatabase("h200", "cuda", "sm_80")
+    db.merge(TunedEntry(sig, tuned, 1.25, 70.0))
+    assert choose_config(sig, db) == choose_config(sig, db, heuristic=False)
+    assert choose_config(sig, db).config == tuned and choose_config(sig, db).source == "database"
+    other = matmul(32, 384, 256, key="other")
+    assert choose_config(other, db).source == "heuristic"
+    assert choose_config(other, db, heuristic=False).source == "iree"
+    assert choose_config(other, db, heuristic=False).config is None
+    # A measured "IREE's own is fastest" is a database answer, and no config is written.
+    db.merge(TunedEntry(other, None, 3.0, 3.0))
+    assert choose_config(other, db).source == "database" and choose_config(other, db).config is None
+
+
+def test_database_round_trip_and_merge_keeps_the_faster(tmp_path):
+    sig = matmul(64, 768, 256, key="a")
+    db = KernelDatabase("h200", "cuda", "sm_80")
+    slow = TunedEntry(sig, KernelConfig((32, 32, 0), (0, 0, 64), (2, 2, 0), (0, 1)), 1.8, 75.0, 13)
+    fast = TunedEntry(sig, KernelConfig((16, 32, 0), (0, 0, 64), (1, 2, 0), (0, 1)), 0.7, 75.0, 13)
+    assert db.merge(slow) and db.merge(fast) and not db.merge(slow)
+    path = tmp_path / "db.json"
+    db.save(path)
+    loaded = KernelDatabase.load(path)
+    assert loaded.entries == db.entries
+    assert (loaded.chip, loaded.target, loaded.arch) == ("h200", "cuda", "sm_80")
+
+
+def test_database_errors_name_the_file(tmp_path):
+    with pytest.raises(SchedcError, match="no such kernel database"):
+        KernelDatabase.load(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(SchedcError, match="bad.json: not a kernel database"):
+        KernelDatabase.load(bad)
+    bad.write_text(json.dumps({"format": 1, "chip": "x", "target": "cuda", "arch": "sm_80", "entries": [{"signature": {}}]}))
+    with pytest.raises(SchedcError, match="malformed kernel database entry"):
+        KernelDatabase.load(bad)
+
+
+def test_builtin_database_loads():
+    from schedc.decisions.kernel_config import BUILTIN_DATABASES
+
+    for path in BUILTIN_DATABASES.glob("*.json"):
+        db = KernelDatabase.load(path)
+        assert db.entries and all(math.isfinite(e.time_us) for e in db.entries.values())
+
+
+def _kernel(configs):
+    return {"name": "k000", "signature": matmul(64, 256, 1024, key="w").to_json(), "functions": [f"c{i}" for i in range(len(configs))],
+            "configs": [c.to_json() if c else None for c in configs]}
+
+
+def test_winner_is_the_fastest_config_whose_outputs_match():
+    a = KernelConfig((16, 16, 0), (0, 0, 64), (1, 1, 0), (0, 1))
+    b = KernelConfig((16, 32, 0), (0, 0, 64), (1, 2, 0), (0, 1))
+    c = KernelConfig((32, 32, 0), (0, 0, 16), (2, 2, 0), (0, 1))
+    manifest = {"kernels": [_kernel([None, a, b, c])]}
+    results = {"k000": [
+        {"function": "c0", "time_us": 289.0, "error": 0.0},
+        {"function": "c1", "time_us": 9.4, "error": 3e-7},
+        {"function": "c2", "time_us": 5.0, "error": 0.5},  # fastest, but wrong: never kept
+        {"function": "c3", "time_us": None, "error": None, "failure": "launch failed"},
+    ]}
+    [entry] = winners(manifest, results)
+    assert entry.config == a and entry.time_us == 9.4 and entry.iree_time_us == 289.0 and entry.candidates == 4
+
+
+def test_winner_is_iree_when_nothing_beats_it():
+    a = KernelConfig((16, 16, 0), (0, 0, 64), (1, 1, 0), (0, 1))
+    manifest = {"kernels": [_kernel([None, a])]}
+    results = {"k000": [{"function": "c0", "time_us": 2.0, "error": 0.0}, {"function": "c1", "time_us": 3.0, "error": 0.0}]}
+    [entry] = winners(manifest, results)
+    assert entry.config is None and entry.time_us == 2.0
+
+
+def test_times_within_the_launch_noise_are_a_tie_broken_by_the_estimate():
+    from schedc.decisions.kernel_config import estimate
+
+    sig = matmul(32, 384, 128, key="t")
+    better = KernelConfig((16, 8, 0), (0, 0, 16), (1, 1, 0), (0, 1))
+    worse = KernelConfig((4, 32, 0), (0, 0, 16), (1, 1, 0))  # unpromoted, few threads
+    assert estimate(sig, better) < estimate(sig, worse)
+    manifest = {"kernels": [{"name": "k000", "signature": sig.to_json(), "functions": ["c0", "c1", "c2"],
+                             "configs": [None, worse.to_json(), better.to_json()]}]}
+    results = {"k000": [
+        {"function": "c0", "time_us": 7.9, "error": 0.0},  # IREE's: within the tie too, never preferred
+        {"function": "c1", "time_us": 7.5, "error": 0.0},
+        {"function": "c2", "time_us": 8.0, "error": 0.0},  # 7% slower by the clock: a tie
+    ]}
+    [entry] = winners(manifest, results)
+    assert entry.config == better and entry.time_us == 8.0
+
+
+def test_k_steps_divide_the_reduction():
+    from schedc.decisions.kernel_config import k_steps
+
+    assert k_steps(1024) == [16, 32, 64]
+    assert k_steps(48) == [16]
+    assert k_steps(42) == [42]  # short: one step
+    assert k_steps(72) == [36, 24] and k_steps(78) == [39, 26]  # not 72 steps of 1
+    assert k_steps(67) == [1]  # a prime: nothing else divides it
+    for config in candidate_configs(conv1x1(48, 64, 72)):
+        assert config.reduction[2] in (36, 24)
+
+
+def test_half_precision_kernels_keep_irees_tensor_core_configs():
+    half = KernelSignature("h", "matmul", "linalg.matmul", (8, 128, 64), ("parallel", "parallel", "reduction"), MATMUL_MAPS,
+                           ((8, 64), (128, 64), (8, 128)), "f16")
+    assert candidate_configs(half) == [] and heuristic_config(half) is None
+    assert choose_config(half, None).source == "iree"

@@ -1,0 +1,152 @@
+"""Ordering strategies on random DAGs (hypothesis): valid orders, never worse than program
+order, and the exact search equal to a brute-force optimum on small graphs."""
+
+from __future__ import annotations
+
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from schedc.decisions.kernel_graph import Buffer, KernelGraph, Node
+from schedc.decisions.memory_order import HEURISTICS, MemoryProblem, OrderLimits, beam, best_order, exact
+
+
+@st.composite
+def random_graphs(draw, min_nodes=1, max_nodes=9):
+    """Node i defines buffer i (0 bytes for some: results, views); it reads the buffers of its
+    data predecessors. Some edges are pure ordering constraints (side effects); some nodes that
+    read nothing are fills."""
+    count = draw(st.integers(min_nodes, max_nodes))
+    buffers, nodes, edges = [], [], set()
+    for i in range(count):
+        size = draw(st.sampled_from([0, 1, 2, 4, 8, 16, 32, 100]))
+        kind = "transient" if size else "result"
+        buffers.append(Buffer(i, size, f"tensor<{size}xi8>", kind))
+        data_preds = sorted(draw(st.sets(st.integers(0, i - 1), max_size=3)) if i else set())
+        order_preds = sorted(draw(st.sets(st.integers(0, i - 1), max_size=1)) if i else set())
+        edges.update((p, i) for p in data_preds + order_preds)
+        fill = not data_preds and size > 0 and draw(st.booleans())  # allocates, reads nothing
+        nodes.append(Node(i, "flow.dispatch", f"n{i}", True, (i,), tuple(data_preds), fill=fill))
+    return KernelGraph("random", tuple(nodes), tuple(buffers), frozenset(edges))
+
+
+def all_orders(graph: KernelGraph):
+    preds = graph.predecessors()
+    placed: list[int] = []
+
+    def extend():
+        if len(placed) == len(graph.nodes):
+            yield list(placed)
+            return
+        for v in range(len(graph.nodes)):
+            if v not in placed and all(p in placed for p in preds[v]):
+                placed.append(v)
+                yield from extend()
+                placed.pop()
+
+    yield from extend()
+
+
+@settings(max_examples=150, deadline=None)
+@given(random_graphs(max_nodes=12))
+def test_every_strategy_returns_a_topological_order(graph):
+    problem = MemoryProblem.from_graph(graph)
+    for name, strategy in HEURISTICS.items():
+        assert graph.is_order(strategy(problem)), name
+    assert graph.is_order(beam(problem, width=3))
+    order = exact(problem)
+    assert order is not None and graph.is_order(order)
+
+
+@settings(max_examples=150, deadline=None)
+@given(random_graphs(max_nodes=12))
+def test_the_chosen_order_is_never_worse_than_program_order(graph):
+    decision = best_order(graph)
+    assert graph.is_order(decision.order)
+    assert decision.peak == graph.peak_bytes(decision.order)
+    assert decision.peak <= decision.program_peak == graph.peak_bytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(random_graphs(max_nodes=9))
+def test_exact_search_equals_brute_force(graph):
+    optimum = min(graph.peak_bytes(order) for order in all_orders(graph))
+    decision = best_order(graph, "auto")
+    assert decision.optimum == optimum
+    assert decision.peak == optimum
+
+
+@settings(max_examples=50, deadline=None)
+@given(random_graphs(min_nodes=6, max_nodes=12))
+def test_searches_stop_on_their_state_budget_and_the_heuristics_remain(graph):
+    assume(sum(1 for b in graph.buffers if b.size) >= 2)  # at least two layers to search
+    decision = best_order(graph, "auto", OrderLimits(max_states=1))
+    assert decision.optimum is None
+    assert decision.searches == {"exact": "max-states", "beam": "max-states"}
+    assert "beam" not in decision.peaks and decision.peak <= decision.program_peak
+    assert not decision.deadline_fired
+
+
+@settings(max_examples=50, deadline=None)
+@given(random_graphs(min_nodes=6, max_nodes=12))
+def test_beam_takes_over_above_the_exact_limit(graph):
+    assume(any(b.size for b in graph.buffers))
+    decision = best_order(graph, "auto", OrderLimits(exact_limit=0))
+    assert decision.searches == {"beam": "finished"}
+    assert "beam" in decision.peaks and decision.peak <= decision.program_peak
+
+
+def test_a_wide_graph_is_decided_by_work_not_time():
+    """Many parallel branches: the decision is the same with any time limit that does not fire,
+    and a limit that fires is reported."""
+    graph = wide_graph(branches=60, depth=3)
+    first = best_order(graph, "auto", OrderLimits(max_states=3000))
+    second = best_order(graph, "auto", OrderLimits(max_states=3000, time_limit_s=1000.0))
+    assert (first.order, first.searches) == (second.order, second.searches)
+    assert not first.deadline_fired and first.peak <= first.program_peak
+    cut = best_order(graph, "auto", OrderLimits(max_states=10**9, time_limit_s=0.05))
+    assert cut.deadline_fired and cut.peak <= cut.program_peak
+    assert "deadline" in cut.searches.values()
+
+
+def wide_graph(branches: int, depth: int) -> KernelGraph:
+    """x -> `branches` chains of `depth` kernels, each defining a transient -> one join."""
+    nodes, buffers, edges = [], [Buffer(0, 8, "t", "transient")], []
+    nodes.append(Node(0, "flow.dispatch", "x", True, (0,), ()))
+    tails = []
+    for b in range(branches):
+        previous = 0
+        for d in range(depth):
+            v = len(nodes)
+            buffers.append(Buffer(v, 64 * (1 + (b * 7 + d) % 5), "t", "transient"))
+            nodes.append(Node(v, "flow.dispatch", f"k{b}_{d}", True, (v,), (previous,)))
+            edges.append((previous, v))
+            previous = v
+        tails.append(previous)
+    join = len(nodes)
+    buffers.append(Buffer(join, 0, "t", "result"))
+    nodes.append(Node(join, "flow.dispatch", "join", True, (join,), tuple(tails)))
+    edges += [(t, join) for t in tails]
+    return KernelGraph("wide", tuple(nodes), tuple(buffers), frozenset(edges))
+
+
+def test_two_branches_are_finished_one_at_a_time():
+    """x -> a1 (big) -> a2 ; x -> b1 (big) -> b2 ; join. Program order interleaves the branches."""
+    sizes = {0: 1, 1: 100, 2: 1, 3: 100, 4: 1, 5: 0}
+    buffers = tuple(Buffer(i, s, "t", "transient" if s else "result") for i, s in sizes.items())
+    deps = {1: (0,), 3: (0,), 2: (1,), 4: (3,), 5: (2, 4)}
+    program = [0, 1, 3, 2, 4, 5]
+    nodes = tuple(Node(i, "flow.dispatch", f"n{i}", True, (i,), deps.get(i, ())) for i in range(6))
+    edges = frozenset((p, i) for i, ps in deps.items() for p in ps)
+    # Relabel so that node indices follow the interleaved program order.
+    position = {old: new for new, old in enumerate(program)}
+    nodes = tuple(
+        Node(position[n.index], n.op, n.label, True, (position[n.index],), tuple(position[u] for u in n.uses))
+        for n in sorted(nodes, key=lambda n: position[n.index])
+    )
+    buffers = tuple(Buffer(position[b.id], b.size, b.type, b.kind) for b in sorted(buffers, key=lambda b: position[b.id]))
+    edges = frozenset((position[a], position[b]) for a, b in edges)
+    graph = KernelGraph("branches", nodes, buffers, edges)
+    assert graph.peak_bytes() == 201  # both big tensors alive together
+    decision = best_order(graph)
+    assert decision.peak == decision.optimum == 102
+    assert decision.strategy != "program"
