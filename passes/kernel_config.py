@@ -19,6 +19,7 @@ stream-schedule's cost model reads it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from schedc.dialects.sched import KERNEL_TIME_US
@@ -70,6 +71,8 @@ def kernel_config(module, pass_, options: Options, context) -> None:
         kernels.append({
             "dispatch": sig.name,
             "signature": sig.describe(),
+            "kind": sig.kind,
+            "work": math.prod(sig.loops),  # iterations of the root op: its share of the model's work
             "key": sig.key,
             "source": choice.source,
             "config": choice.config.label() if choice.config else "IREE's own",

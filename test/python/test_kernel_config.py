@@ -19,7 +19,9 @@ from schedc.decisions.kernel_config import (
     TunedEntry,
     candidate_configs,
     choose_config,
+    contraction_roles,
     heuristic_config,
+    partial_tiles,
     workgroup_count,
 )
 from schedc.tune.prepare import winners
@@ -60,7 +62,9 @@ def test_candidates_fit_the_loops_and_the_gpu(m, n, k):
     for config in candidate_configs(sig, limit=50):
         assert config.workgroup_size % 32 == 0 and config.workgroup_size <= 1024
         for loop in sig.parallel_loops:
-            assert sig.loops[loop] % config.workgroup[loop] == 0
+            # A tile divides its loop, or the loop takes partial tiles (an odd 55, a 100).
+            assert sig.loops[loop] % config.workgroup[loop] == 0 or partial_tiles(sig.loops[loop])
+            assert config.workgroup[loop] <= max(sig.loops[loop], 1) or sig.loops[loop] % config.workgroup[loop] == 0
             assert config.workgroup[loop] % config.thread[loop] == 0
         assert config.workgroup[2] == 0 and config.thread[2] == 0  # the reduction loop is not distributed
         assert 1 <= config.reduction[2] <= k and k % config.reduction[2] == 0
@@ -203,8 +207,103 @@ def test_k_steps_divide_the_reduction():
         assert config.reduction[2] in (36, 24)
 
 
-def test_half_precision_kernels_keep_irees_tensor_core_configs():
+def test_half_precision_contractions_get_tensor_core_configs():
     half = KernelSignature("h", "matmul", "linalg.matmul", (8, 128, 64), ("parallel", "parallel", "reduction"), MATMUL_MAPS,
-                           ((8, 64), (128, 64), (8, 128)), "f16")
-    assert candidate_configs(half) == [] and heuristic_config(half) is None
-    assert choose_config(half, None).source == "iree"
+                           ((8, 64), (128, 64), (8, 128)), "f16", result_type="f32")
+    candidates = candidate_configs(half)
+    assert candidates and all(c.mma == "NV_MMA_SYNC_F32_16x8x16_F16" for c in candidates)
+    for config in candidates:
+        assert config.workgroup_size % 32 == 0 and config.workgroup_size <= 256
+        assert config.padding[0] == config.workgroup[0]  # M = 8 is padded to the tile
+        assert "mma_kind = #iree_gpu.mma_layout<NV_MMA_SYNC_F32_16x8x16_F16>" in config.attribute()
+    assert choose_config(half, None).source == "heuristic"
+    accumulate_f16 = dataclasses.replace(half, result_type="")
+    assert heuristic_config(accumulate_f16).mma == "NV_MMA_SYNC_F16_16x8x16_F16"
+    bf16 = dataclasses.replace(half, element_type="bf16")
+    assert heuristic_config(bf16).mma == "NV_MMA_SYNC_F32_16x8x16_BF16"
+    assert candidate_configs(dataclasses.replace(bf16, result_type="")) == []  # no bf16 accumulation: IREE's
+
+
+def test_tensor_core_configs_find_m_and_n_from_the_indexing_maps():
+    assert contraction_roles(matmul(32, 64, 128)) == ([], 0, 1, 2)
+    batch = ("affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>", "affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>",
+             "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>")
+    bmm = KernelSignature("b", "batch_matmul", "linalg.batch_matmul", (4, 32, 32, 64), ("parallel",) * 3 + ("reduction",), batch,
+                          ((4, 32, 64), (4, 64, 32), (4, 32, 32)), "f16")
+    assert contraction_roles(bmm) == ([0], 1, 2, 3)
+    config = heuristic_config(bmm)
+    assert config.workgroup[0] == 1 and config.subgroup[0] == 0 and config.subgroup[3] == 0
+    # A 1x1 convolution: output channels, then pixels, tiled with the intrinsic's M and N edges
+    # in that order, as IREE's own tensor-core configs do.
+    assert contraction_roles(conv1x1(32, 3136, 32)) == ([], 0, 1, 2)
+    assert heuristic_config(dataclasses.replace(conv1x1(32, 3136, 32), element_type="f16")).mma
+    assert contraction_roles(conv3x3(64, 55)) is None
+
+
+def conv3x3(channels: int, size: int) -> KernelSignature:
+    """conv_2d_nchw_fchw of a 3x3 window, stride 1, `size` x `size` output."""
+    maps = ("affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>",
+            "affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>",
+            "affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>")
+    return KernelSignature("c3", "conv", "linalg.conv_2d_nchw_fchw", (1, channels, size, size, channels, 3, 3),
+                           ("parallel",) * 4 + ("reduction",) * 3, maps,
+                           ((1, channels, size + 2, size + 2), (channels, channels, 3, 3), (1, channels, size, size)), "f32")
+
+
+@pytest.mark.parametrize("size", [55, 27, 13])
+def test_odd_sized_convolutions_get_tiles_with_a_partial_last_one(size):
+    config = heuristic_config(conv3x3(64, size))
+    assert config is not None and config.workgroup_size % 32 == 0
+    assert any(config.workgroup[i] and size % config.workgroup[i] for i in (2, 3))
+    assert workgroup_count(conv3x3(64, size), config) >= CHIPS["cuda"].sms // 2
+
+
+# One kernel of each class the heuristic configures, as IREE's input: its config must compile.
+_CLASSES = {
+    "conv 3x3 55x55 f32": """
+func.func @f(%x: tensor<1x64x57x57xf32>, %w: tensor<64x64x3x3xf32>) -> tensor<1x64x55x55xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x64x55x55xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x64x55x55xf32>) -> tensor<1x64x55x55xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<1x64x57x57xf32>, tensor<64x64x3x3xf32>) outs(%f : tensor<1x64x55x55xf32>) -> tensor<1x64x55x55xf32>
+  return %y : tensor<1x64x55x55xf32>
+}""",
+    "matmul 8x128x64 f16 -> f32": """
+func.func @f(%a: tensor<8x64xf16>, %b: tensor<64x128xf16>) -> tensor<8x128xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x128xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<8x128xf32>) -> tensor<8x128xf32>
+  %y = linalg.matmul ins(%a, %b : tensor<8x64xf16>, tensor<64x128xf16>) outs(%f : tensor<8x128xf32>) -> tensor<8x128xf32>
+  return %y : tensor<8x128xf32>
+}""",
+    "batch_matmul 4x32x32x64 f16": """
+func.func @f(%a: tensor<4x32x64xf16>, %b: tensor<4x64x32xf16>) -> tensor<4x32x32xf16> {
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<4x32x32xf16>
+  %f = linalg.fill ins(%z : f16) outs(%e : tensor<4x32x32xf16>) -> tensor<4x32x32xf16>
+  %y = linalg.batch_matmul ins(%a, %b : tensor<4x32x64xf16>, tensor<4x64x32xf16>) outs(%f : tensor<4x32x32xf16>) -> tensor<4x32x32xf16>
+  return %y : tensor<4x32x32xf16>
+}""",
+    "matmul 32x256x128 bf16 -> f32": """
+func.func @f(%a: tensor<32x128xbf16>, %b: tensor<128x256xbf16>) -> tensor<32x256xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x256xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<32x256xf32>) -> tensor<32x256xf32>
+  %y = linalg.matmul ins(%a, %b : tensor<32x128xbf16>, tensor<128x256xbf16>) outs(%f : tensor<32x256xf32>) -> tensor<32x256xf32>
+  return %y : tensor<32x256xf32>
+}""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CLASSES))
+def test_each_class_gets_a_heuristic_config_that_iree_compiles_for_cuda(name):
+    from schedc.compiler.driver import compile_with_options
+    from schedc.options import CompileOptions
+
+    result = compile_with_options(_CLASSES[name], CompileOptions(target="cuda", passes="kernel-config", emit="hal"))
+    assert "hal.executable.binary" in result.output
+    kernels = result.records["kernel-config"]["module"]["kernels"]
+    assert [k["source"] for k in kernels] == ["heuristic"], kernels
+
+

@@ -31,6 +31,10 @@ from schedc.errors import SchedcError
 TILED_KINDS = ("matmul", "batch_matmul", "matmul_like", "conv", "depthwise_conv")
 ELEMENTWISE_KINDS = ("elementwise",)
 OTHER_KINDS = ("reduction", "softmax", "pooling", "copy", "other")
+# Loops above this range that are not multiples of 32 (a convolution's 55x55 or 28x28 output)
+# also get tiles whose last one is partial, which IREE's TileAndFuse bounds (checked by
+# compiling for cuda).
+PARTIAL_TILE_ABOVE = 8
 # The threads of one workgroup: IREE's GPU pipelines distribute by 32-lane subgroups.
 SUBGROUP = 32
 MAX_THREADS = 1024
@@ -52,13 +56,14 @@ class KernelSignature:
     iterators: tuple[str, ...]  # "parallel" or "reduction" per loop
     indexing_maps: tuple[str, ...]  # the root op's maps, as MLIR prints them
     operand_shapes: tuple[tuple[int, ...], ...]
-    element_type: str  # of the root op's result, e.g. f32
+    element_type: str  # of the root op's first operand, e.g. f16 (the type it computes in)
     fused: tuple[str, ...] = ()  # the other linalg ops in the dispatch
     name: str = ""  # IREE's summary of the dispatch, e.g. matmul_32x384x128_f32
     # The root is one of several contractions chained in the dispatch, or starts from a value
     # read from memory instead of a fill (split-concat's partial sums, which IREE fuses into
     # one dispatch): IREE's TileAndFuse failed to compile heuristic configs there.
     chained: bool = False
+    result_type: str = ""  # of the root op's result (an f16 matmul's f32 accumulator); "": as element_type
 
     @property
     def parallel_loops(self) -> list[int]:
@@ -88,38 +93,81 @@ class KernelSignature:
             fused=tuple(data.get("fused", ())),
             name=data.get("name", ""),
             chained=data.get("chained", False),
+            result_type=data.get("result_type", ""),
         )
 
 
 @dataclass(frozen=True)
 class KernelConfig:
-    """IREE's TileAndFuse pipeline with explicit tile sizes (see the module docstring)."""
+    """IREE's TileAndFuse pipeline with explicit tile sizes (see the module docstring).
+
+    With `mma` (one of MMA_INTRINSICS' names) the kernel runs on tensor cores: `subgroup` then
+    gives, per parallel loop, how many intrinsic tiles one subgroup (32 threads) computes,
+    `reduction` counts the main reduction loop's step in intrinsic K tiles, and `thread` is
+    unused (zeros), as IREE's own tensor-core configs are spelled."""
 
     workgroup: tuple[int, ...]
     reduction: tuple[int, ...]
     thread: tuple[int, ...]
     promote: tuple[int, ...] = ()
+    mma: str = ""
+    subgroup: tuple[int, ...] = ()
+    # Tensor cores: per loop, the size each tile is padded to where the loop's range is not a
+    # multiple of it (IREE pads the operands); empty where every range is.
+    padding: tuple[int, ...] = ()
 
     def __post_init__(self):
         if not (len(self.workgroup) == len(self.reduction) == len(self.thread)):
             raise ValueError(f"tile lists of different lengths: {self}")
+        if self.mma:
+            if self.mma not in MMA_INTRINSICS or len(self.subgroup) != len(self.workgroup):
+                raise ValueError(f"a tensor-core config needs a known intrinsic and a subgroup tile per loop: {self}")
+            return
         for wg, th in zip(self.workgroup, self.thread):
             if th and (not wg or wg % th):
                 raise ValueError(f"thread tile {th} does not divide workgroup tile {wg}: {self}")
 
     @property
     def workgroup_size(self) -> int:
+        if self.mma:
+            return SUBGROUP * self.subgroups
         size = 1
         for wg, th in zip(self.workgroup, self.thread):
             if th:
                 size *= wg // th
         return size
 
+    @property
+    def subgroups(self) -> int:
+        """A tensor-core config's subgroups per workgroup: each covers `subgroup` intrinsic
+        tiles of each loop (the intrinsic's M and N edges, `mma_edges`)."""
+        edges = self.mma_edges
+        count = 1
+        for wg, sg, edge in zip(self.workgroup, self.subgroup, edges):
+            if sg:
+                count *= wg // (sg * edge)
+        return count
+
+    @property
+    def mma_edges(self) -> tuple[int, ...]:
+        """Per loop, the intrinsic tile edge that `subgroup` counts in (M's or N's), else 1.
+        The M loop is the first one a subgroup tiles, the N loop the second."""
+        if not self.mma:
+            return ()
+        m, n, _ = MMA_INTRINSICS[self.mma][1]
+        tiled = [i for i, sg in enumerate(self.subgroup) if sg]
+        edges = [1] * len(self.subgroup)
+        for i, edge in zip(tiled, (m, n)):
+            edges[i] = edge
+        return tuple(edges)
+
     def label(self) -> str:
         def tiles(values):
             return "x".join(str(v) for v in values if v) or "-"
 
         promoted = f" promote{list(self.promote)}" if self.promote else ""
+        if self.mma:
+            return f"wg {tiles(self.workgroup)} k {tiles(self.reduction)} sg {tiles(self.subgroup)} {self.mma}{promoted}"
         return f"wg {tiles(self.workgroup)} k {tiles(self.reduction)} th {tiles(self.thread)}{promoted}"
 
     def attribute(self) -> str:
@@ -128,9 +176,14 @@ class KernelConfig:
         def ints(values):
             return "[" + ", ".join(str(v) for v in values) + "]"
 
-        lowering = f"workgroup = {ints(self.workgroup)}, reduction = {ints(self.reduction)}, thread = {ints(self.thread)}"
-        if self.promote:
-            lowering += f", promote_operands = {ints(self.promote)}"
+        if self.mma:  # spelled as IREE 3.13's own tensor-core configs are
+            padding = f"padding = {ints(self.padding)}, " if self.padding else ""
+            lowering = (f"convert_acc_gemm, mma_kind = #iree_gpu.mma_layout<{self.mma}>, {padding}promote_operands = {ints(self.promote)}, "
+                        f"reduction = {ints(self.reduction)}, subgroup = {ints(self.subgroup)}, workgroup = {ints(self.workgroup)}")
+        else:
+            lowering = f"workgroup = {ints(self.workgroup)}, reduction = {ints(self.reduction)}, thread = {ints(self.thread)}"
+            if self.promote:
+                lowering += f", promote_operands = {ints(self.promote)}"
         return (
             "#iree_codegen.compilation_info<"
             f"lowering_config = #iree_gpu.lowering_config<{{{lowering}}}>, "
@@ -139,11 +192,33 @@ class KernelConfig:
         )
 
     def to_json(self) -> dict:
-        return {"workgroup": list(self.workgroup), "reduction": list(self.reduction), "thread": list(self.thread), "promote": list(self.promote)}
+        data = {"workgroup": list(self.workgroup), "reduction": list(self.reduction), "thread": list(self.thread), "promote": list(self.promote)}
+        if self.mma:
+            data.update(mma=self.mma, subgroup=list(self.subgroup), padding=list(self.padding))
+        return data
 
     @staticmethod
     def from_json(data: dict) -> "KernelConfig":
-        return KernelConfig(tuple(data["workgroup"]), tuple(data["reduction"]), tuple(data["thread"]), tuple(data.get("promote", ())))
+        return KernelConfig(tuple(data["workgroup"]), tuple(data["reduction"]), tuple(data["thread"]), tuple(data.get("promote", ())),
+                            data.get("mma", ""), tuple(data.get("subgroup", ())), tuple(data.get("padding", ())))
+
+
+# Tensor-core intrinsics of IREE 3.13's sm_80 target (its `mma` list) that schedc uses, by
+# the contraction's (input, accumulator) element types, with their (M, N, K) tile; spelled as
+# IREE's own configs for the same kernels (`convert_acc_gemm`).
+MMA_INTRINSICS = {
+    "NV_MMA_SYNC_F16_16x8x16_F16": (("f16", "f16"), (16, 8, 16)),
+    "NV_MMA_SYNC_F32_16x8x16_F16": (("f16", "f32"), (16, 8, 16)),
+    "NV_MMA_SYNC_F32_16x8x16_BF16": (("bf16", "f32"), (16, 8, 16)),
+}
+MMA_FOR = {types: name for name, (types, _) in MMA_INTRINSICS.items()}
+# bf16 accumulated in bf16 is absent: IREE 3.13 failed to compile every tensor-core config of
+# one (a 32x256x128 matmul, 40 candidates), so IREE's own choice stands there.
+
+
+def mma_intrinsic(sig: "KernelSignature") -> str | None:
+    """The tensor-core intrinsic for a contraction's element types, if sm_80 has one."""
+    return MMA_FOR.get((sig.element_type, sig.result_type or sig.element_type))
 
 
 @dataclass(frozen=True)
@@ -164,12 +239,21 @@ CHIPS = {
 # -- the heuristic and the candidates -----------------------------------------------------
 
 
-def _pow2_tiles(n: int, choices=(1, 2, 4, 8, 16, 32, 64, 128, 256)) -> list[int]:
-    """Tile sizes for a loop of range n: powers of two that divide it, and n itself if small."""
-    tiles = [c for c in choices if c <= n and n % c == 0]
+def _pow2_tiles(n: int, choices=(1, 2, 4, 8, 16, 32, 64, 128, 256), partial: bool = False) -> list[int]:
+    """Tile sizes for a loop of range n: powers of two that divide it, and n itself if small;
+    with `partial`, also those that do not divide it (the last workgroup's tile is partial:
+    odd spatial sizes such as 55, 27 and 13 have no power-of-two divisor above 1)."""
+    tiles = [c for c in choices if c <= n and (n % c == 0 or partial)]
     if n <= max(choices) and n not in tiles:
         tiles.append(n)
     return tiles or [1]
+
+
+def partial_tiles(n: int) -> bool:
+    """Whether a loop of range n also gets tiles that do not divide it (the last workgroup's
+    is partial): ranges above PARTIAL_TILE_ABOVE that are not multiples of 32, where the
+    dividing powers of two leave too few threads (55, 28, 196, a classifier's 1000)."""
+    return n > PARTIAL_TILE_ABOVE and n % 32 != 0
 
 
 def k_steps(k: int) -> list[int]:
@@ -226,7 +310,7 @@ def make_config(sig: KernelSignature, tile_outer: int, tile_inner: int, th_outer
     elif tile_outer != 1:
         return None
     for i in sig.parallel_loops:
-        if sig.loops[i] % workgroup[i] or workgroup[i] % thread[i]:
+        if workgroup[i] % thread[i] or (sig.loops[i] % workgroup[i] and not partial_tiles(sig.loops[i])):
             return None
     try:
         config = KernelConfig(tuple(workgroup), _reduction_tiles(sig, k_tile), tuple(thread), _promotable(sig) if promote else ())
@@ -255,8 +339,10 @@ def candidate_configs(sig: KernelSignature, limit: int = 12) -> list[KernelConfi
     1-4 elements per thread. Other kinds: none (IREE's choice stands)."""
     if sig.kind not in TILED_KINDS + ELEMENTWISE_KINDS or not sig.parallel_loops:
         return []
+    if sig.element_type in ("f16", "bf16"):
+        return _mma_candidates(sig, limit)
     if sig.element_type != "f32":
-        return []  # IREE runs f16/bf16 contractions on tensor cores; these SIMT tiles would not
+        return []
     inner, outer = _inner_parallel(sig)
     inner_range = sig.loops[inner]
     outer_range = sig.loops[outer] if outer is not None else 1
@@ -267,8 +353,8 @@ def candidate_configs(sig: KernelSignature, limit: int = 12) -> list[KernelConfi
     else:
         shapes = [
             (to, ti, tho, thi)
-            for ti in _pow2_tiles(inner_range, (8, 16, 32, 64, 128))
-            for to in _pow2_tiles(outer_range, (1, 2, 4, 8, 16, 32, 64))
+            for ti in _pow2_tiles(inner_range, (8, 16, 32, 64, 128), partial_tiles(inner_range))
+            for to in _pow2_tiles(outer_range, (1, 2, 4, 8, 16, 32, 64), partial_tiles(outer_range))
             for thi in (1, 2, 4)
             for tho in (1, 2, 4)
         ]
@@ -285,20 +371,135 @@ def candidate_configs(sig: KernelSignature, limit: int = 12) -> list[KernelConfi
     return _spread(ranked, limit)
 
 
+def contraction_roles(sig: KernelSignature) -> tuple[list[int], int, int, int] | None:
+    """A contraction's batch loops (indexed by both operands), its two other parallel loops in
+    loop order (each indexed by one operand), which IREE's tensor-core configs tile with the
+    intrinsic's M and N edges, and its reduction loop, read from the root's indexing maps;
+    None for anything else (a convolution's window)."""
+    if len(sig.indexing_maps) < 3 or len(sig.reduction_loops) != 1:
+        return None
+    first, second = (_map_dims(m) for m in sig.indexing_maps[:2])
+    if first is None or second is None:
+        return None
+    batch, others = [], []
+    for i in sig.parallel_loops:
+        if i in first and i in second:
+            batch.append(i)
+        elif i in first or i in second:
+            others.append(i)
+        else:
+            return None
+    if len(others) < 2:
+        return None
+    m, n, middle = others[0], others[-1], others[1:-1]
+    # A 1x1 convolution with its rows and columns as loops (channels, rows, columns): the
+    # rows are tiled one at a time, like a batch, as IREE's own configs tile them.
+    if (m in first) == (n in first) or any((i in first) != (n in first) for i in middle):
+        return None
+    return sorted(batch + middle), m, n, sig.reduction_loops[0]
+
+
+def _map_dims(text: str) -> set[int] | None:
+    """The loop dimensions an affine map's results use: `affine_map<(d0, d1, d2) -> (d0, d2)>`
+    gives {0, 2}; None for a map that is not a plain projection."""
+    _, arrow, results = text.partition("->")
+    if not arrow:
+        return None
+    found = set()
+    for part in results.strip().rstrip(">").strip().strip("()").split(","):
+        part = part.strip()
+        if not part.startswith("d") or not part[1:].isdigit():
+            return None
+        found.add(int(part[1:]))
+    return found
+
+
+# Tensor-core rates of one SM, for ranking: multiply-adds per cycle of sm_80's mma.sync (the
+# H200 runs it at about half its own wgmma rate), and operand elements loaded per cycle.
+SM_MMA_FMAS = 512
+SM_STEP_CYCLES = 20  # a K step's barrier and shared-memory handoff
+
+
+def _mma_candidates(sig: KernelSignature, limit: int) -> list[KernelConfig]:
+    """Tensor-core configs for an f16/bf16 contraction (matmuls, batch matmuls, linear layers,
+    1x1 convolutions): workgroup tiles of 16-64 (M) by 8-128 (N), 1-2 by
+    1-4 intrinsic tiles per subgroup, 1-8 subgroups, K steps of 2-8 intrinsic tiles; a range
+    that is not a multiple of its tile is padded (as IREE's own configs pad small matmuls).
+    Ranked by the estimate. Other contractions (3x3 convolutions) keep IREE's choice, which
+    also runs them on tensor cores."""
+    roles = contraction_roles(sig)
+    intrinsic = mma_intrinsic(sig)
+    if roles is None or intrinsic is None or sig.kind not in ("matmul", "batch_matmul", "matmul_like"):
+        return []
+    batch, m, n, k = roles
+    edge_m, edge_n, edge_k = MMA_INTRINSICS[intrinsic][1]
+    size_m, size_n, size_k = sig.loops[m], sig.loops[n], sig.loops[k]
+    found = {}
+    for wg_m in (16, 32, 64):
+        for wg_n in (8, 16, 32, 64, 128):
+            if wg_m > max(size_m, edge_m) * 2 or wg_n > max(size_n, edge_n) * 2:
+                continue  # mostly padding
+            for sg_m in (1, 2):
+                for sg_n in (1, 2, 4):
+                    if wg_m % (sg_m * edge_m) or wg_n % (sg_n * edge_n):
+                        continue
+                    subgroups = (wg_m // (sg_m * edge_m)) * (wg_n // (sg_n * edge_n))
+                    if not 1 <= subgroups <= 8:
+                        continue
+                    for k_tiles in (2, 4, 8):
+                        k_tile = k_tiles * edge_k
+                        if k_tile > max(size_k, edge_k) * 2:
+                            continue
+                        workgroup, reduction, subgroup = [0] * len(sig.loops), [0] * len(sig.loops), [0] * len(sig.loops)
+                        for b in batch:
+                            workgroup[b] = 1
+                        workgroup[m], workgroup[n], reduction[k] = wg_m, wg_n, k_tiles
+                        subgroup[m], subgroup[n] = sg_m, sg_n
+                        padding = ()
+                        if size_m % wg_m or size_n % wg_n or size_k % k_tile:
+                            padding = [0] * len(sig.loops)
+                            for b in batch:
+                                padding[b] = 1
+                            padding[m], padding[n], padding[k] = wg_m, wg_n, k_tile
+                            padding = tuple(padding)
+                        config = KernelConfig(tuple(workgroup), tuple(reduction), (0,) * len(sig.loops), (0, 1), intrinsic, tuple(subgroup), padding)
+                        found[config] = _mma_score(sig, config, (m, n, k))
+    ranked = sorted(found, key=lambda c: (found[c], c.label()))
+    return _spread(ranked, limit)
+
+
+def _mma_score(sig: KernelSignature, config: KernelConfig, loops: tuple[int, int, int], sms: int = 132) -> float:
+    """Estimated cycles of a tensor-core config, to rank: the SM with the most workgroups runs
+    them one after the other; each does its tile's multiply-adds at the SM's tensor-core rate
+    (a workgroup of fewer than 4 subgroups leaves the SM's other schedulers idle) and loads its
+    operand tiles once per K step."""
+    m, n, k = loops
+    groups = workgroup_count(sig, config)
+    per_sm = math.ceil(groups / sms)
+    tile_m, tile_n = config.workgroup[m], config.workgroup[n]
+    k_tile = config.reduction[k] * MMA_INTRINSICS[config.mma][1][2]
+    size_k = math.ceil(sig.loops[k] / k_tile) * k_tile  # padded
+    occupancy = min(config.subgroups, 4) / 4
+    compute = tile_m * tile_n * size_k / (SM_MMA_FMAS * occupancy)
+    loads = (tile_m + tile_n) * size_k / SM_LOADS
+    steps = size_k / k_tile
+    return per_sm * (compute + loads + steps * SM_STEP_CYCLES)
+
+
 def _spread(ranked: list[KernelConfig], limit: int) -> list[KernelConfig]:
     """A varied set from the ranked configs: the best K step of each tile and thread shape
     (two thirds of the set), then the other K steps of the best shapes (the estimate cannot
     rank K steps: that is for the measurement)."""
     shapes = {}
     for config in ranked:
-        shapes.setdefault((config.workgroup, config.thread), config)
+        shapes.setdefault((config.workgroup, config.thread, config.subgroup), config)
     firsts = list(shapes.values())
     chosen = firsts[: max(1, (2 * limit) // 3)]
     for best in firsts[:4]:
         for config in ranked:
             if len(chosen) >= limit:
                 return chosen
-            if (config.workgroup, config.thread) == (best.workgroup, best.thread) and config not in chosen:
+            if (config.workgroup, config.thread, config.subgroup) == (best.workgroup, best.thread, best.subgroup) and config not in chosen:
                 chosen.append(config)
     for config in firsts[len(chosen):]:
         if len(chosen) >= limit:

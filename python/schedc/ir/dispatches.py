@@ -181,6 +181,8 @@ def signature(executable: Executable) -> tuple[KernelSignature, ir.Operation] | 
     # in f32 is an f16 kernel, which IREE maps to tensor cores).
     shaped = [v.type for v in list(root.operands) + list(root.results) if isinstance(v.type, ir.ShapedType)]
     element = str(shaped[0].element_type) if shaped else ""
+    results = [v.type for v in root.results if isinstance(v.type, ir.ShapedType)]
+    result_type = str(results[0].element_type) if results else ""
     _strip_schedc_attributes(generic_func)
     _zero_inlined_weights(generic_func)
     body = generic_func.get_asm(enable_debug_info=False).replace(executable.entry, "entry")
@@ -188,7 +190,8 @@ def signature(executable: Executable) -> tuple[KernelSignature, ir.Operation] | 
     fused = tuple(n.name for i, n in enumerate(named) if i != index)
     contractions = sum(k in TILED_KINDS for k in kinds)
     chained = contractions > 1 or (root_generic.name == "linalg.generic" and _init_is_loaded(root_generic))
-    sig = KernelSignature(key, kinds[index], root.name, loops, iterators, maps, shapes, element, fused, executable.entry, chained)
+    sig = KernelSignature(key, kinds[index], root.name, loops, iterators, maps, shapes, element, fused, executable.entry, chained,
+                          result_type if result_type != element else "")
     del keep_alive
     return sig, root
 
