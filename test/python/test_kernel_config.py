@@ -307,3 +307,25 @@ def test_each_class_gets_a_heuristic_config_that_iree_compiles_for_cuda(name):
     assert [k["source"] for k in kernels] == ["heuristic"], kernels
 
 
+
+
+def test_promoted_tiles_fit_in_shared_memory():
+    from schedc.decisions.kernel_config import MAX_SHARED_BYTES, _map_extents, shared_bytes
+
+    # A 3x3 window over a 32x32 output tile reads 34x34 input pixels.
+    assert _map_extents("affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d1 + d4, d2 + d5)>", [1, 32, 32, 16, 3, 3]) == [16, 34, 34]
+    assert _map_extents("affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d1 * 2 + d4, d2)>", [1, 8, 8, 4, 3, 3]) == [4, 17, 8]
+    sig = conv3x3(256, 55)
+    for config in candidate_configs(sig, limit=200):
+        assert shared_bytes(sig, config) <= MAX_SHARED_BYTES
+
+
+def test_the_estimate_prefers_fewer_k_steps_where_they_fit():
+    config = heuristic_config(matmul(16, 4096, 1024))
+    assert config.reduction[2] >= 32
+
+
+def test_a_generic_contraction_is_never_one_intrinsic_wide_in_n():
+    sig = dataclasses.replace(conv1x1(96, 49, 96), element_type="f16", result_type="f32")
+    assert candidate_configs(sig, limit=100) and all(c.workgroup[1] >= 16 for c in candidate_configs(sig, limit=100))
+    assert any(c.workgroup[1] == 8 for c in candidate_configs(dataclasses.replace(matmul(64, 256, 256), element_type="f16"), limit=100))

@@ -317,9 +317,54 @@ def make_config(sig: KernelSignature, tile_outer: int, tile_inner: int, th_outer
     except ValueError:
         return None
     size = config.workgroup_size
-    if size % SUBGROUP or size > MAX_THREADS:
+    if size % SUBGROUP or size > MAX_THREADS or shared_bytes(sig, config) > MAX_SHARED_BYTES:
         return None
     return config
+
+
+# Shared memory a workgroup may stage its promoted operand tiles in: the sm_80 target's limit
+# is 166,912 B; a K step of 64 channels of a 3x3 convolution's 32x32 output tile needed 298,240
+# and IREE refused it.
+MAX_SHARED_BYTES = 128 * 1024
+_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "f64": 8}
+
+
+def shared_bytes(sig: KernelSignature, config: KernelConfig) -> int:
+    """The bytes of the promoted operands' tiles for one K step: each operand's extent along
+    each of its indexing map's results (a convolution's `d2 + d5` covers the output tile plus
+    the window), from the workgroup tiles of parallel loops and the reduction tiles (a loop a
+    config leaves untiled counts whole)."""
+    tile = [(config.workgroup[i] if it == "parallel" else config.reduction[i]) or sig.loops[i] for i, it in enumerate(sig.iterators)]
+    total = 0
+    for operand in config.promote:
+        if operand >= len(sig.indexing_maps) - 1:
+            continue
+        extents = _map_extents(sig.indexing_maps[operand], tile)
+        if extents is None:
+            return 0  # a map this reading does not know: IREE decides
+        total += math.prod(extents) * _BYTES.get(sig.element_type, 4)
+    return total
+
+
+def _map_extents(text: str, tile: list[int]) -> list[int] | None:
+    """Per result of an affine map (`(d0, d1, ..) -> (d1 * 2 + d4, d0)`), how many indices a
+    tile of the loops covers: a sum of `dI` and `dI * c` terms spans the sum of (tile - 1) * c,
+    plus one."""
+    _, arrow, results = text.partition("->")
+    if not arrow:
+        return None
+    extents = []
+    for expression in results.strip().rstrip(">").strip()[1:-1].split(","):
+        span = 0
+        for term in expression.split("+"):
+            factors = [f.strip() for f in term.split("*")]
+            loops = [f for f in factors if f.startswith("d") and f[1:].isdigit()]
+            constants = [f for f in factors if f.isdigit()]
+            if len(loops) != 1 or len(loops) + len(constants) != len(factors):
+                return None
+            span += (tile[int(loops[0][1:])] - 1) * math.prod(int(c) for c in constants)
+        extents.append(span + 1)
+    return extents
 
 
 def workgroup_count(sig: KernelSignature, config: KernelConfig) -> int:
@@ -416,8 +461,8 @@ def _map_dims(text: str) -> set[int] | None:
 
 # Tensor-core rates of one SM, for ranking: multiply-adds per cycle of sm_80's mma.sync (the
 # H200 runs it at about half its own wgmma rate), and operand elements loaded per cycle.
-SM_MMA_FMAS = 512
-SM_STEP_CYCLES = 20  # a K step's barrier and shared-memory handoff
+SM_MMA_FMAS = 256
+SM_STEP_CYCLES = 320  # a K step's barrier and shared-memory handoff
 
 
 def _mma_candidates(sig: KernelSignature, limit: int) -> list[KernelConfig]:
@@ -435,8 +480,14 @@ def _mma_candidates(sig: KernelSignature, limit: int) -> list[KernelConfig]:
     edge_m, edge_n, edge_k = MMA_INTRINSICS[intrinsic][1]
     size_m, size_n, size_k = sig.loops[m], sig.loops[n], sig.loops[k]
     found = {}
+    # A generic contraction (a 1x1 convolution: its pixels are N) with a workgroup one
+    # intrinsic wide in N ran 2-27x slower than the best wider tile on all three such kernels
+    # of the synthetic sweep (bench/sweep.py, H200): tile N by 16 or more there.
+    narrowest_n = 16 if sig.kind == "matmul_like" else edge_n
     for wg_m in (16, 32, 64):
         for wg_n in (8, 16, 32, 64, 128):
+            if wg_n < narrowest_n:
+                continue
             if wg_m > max(size_m, edge_m) * 2 or wg_n > max(size_n, edge_n) * 2:
                 continue  # mostly padding
             for sg_m in (1, 2):
@@ -508,10 +559,16 @@ def _spread(ranked: list[KernelConfig], limit: int) -> list[KernelConfig]:
     return chosen[:limit]
 
 
-# FP32 lanes of one SM (4 schedulers x 32 on Ampere and Hopper), and operand elements one SM
-# loads per cycle: the two rates the estimate below divides by.
+# The SIMT estimate's constants: FP32 lanes of one SM (4 schedulers x 32 on Ampere and
+# Hopper), operand elements one SM loads per cycle, how many times more an unpromoted operand
+# is read, and the cycles of one K step's barrier and shared-memory handoff (which makes
+# larger K steps win where they fit). SM_LANES and SM_LOADS are the datasheet's; the other two
+# were fitted by `python bench/sweep.py fit` on the synthetic sweep's measurements (H200,
+# bench/sweep.py), never on the held-out models that judge them.
 SM_LANES = 128
 SM_LOADS = 32
+UNPROMOTED_READS = 4
+SIMT_STEP_CYCLES = 800
 
 
 def _score(sig: KernelSignature, config: KernelConfig, sms: int = 132) -> float:
@@ -529,13 +586,22 @@ def _score(sig: KernelSignature, config: KernelConfig, sms: int = 132) -> float:
     compute = per_sm * max(threads / SM_LANES, 1.0) * per_thread * steps
     loads = per_sm * tile_edges * steps / SM_LOADS
     if _promotable(sig) and not config.promote:
-        loads *= 4
-    return compute + loads
+        loads *= UNPROMOTED_READS
+    k_steps_run = 1
+    for i in sig.reduction_loops:
+        if config.reduction[i]:
+            k_steps_run *= math.ceil(sig.loops[i] / config.reduction[i])
+    return compute + loads + per_sm * k_steps_run * SIMT_STEP_CYCLES
 
 
 def estimate(sig: KernelSignature, config: KernelConfig, chip: Chip | None = None) -> float:
-    """The analytic estimate of a config (lower is better), as the heuristic ranks them."""
-    return _score(sig, config, (chip or CHIPS["cuda"]).sms)
+    """The analytic estimate of a config (lower is better), as the heuristic ranks them: the
+    tensor-core model for a tensor-core config, else the SIMT one."""
+    sms = (chip or CHIPS["cuda"]).sms
+    if config.mma:
+        roles = contraction_roles(sig)
+        return _mma_score(sig, config, roles[1:], sms)
+    return _score(sig, config, sms)
 
 
 def heuristic_config(sig: KernelSignature, chip: Chip | None = None) -> KernelConfig | None:
@@ -548,7 +614,7 @@ def heuristic_config(sig: KernelSignature, chip: Chip | None = None) -> KernelCo
     candidates = candidate_configs(sig, limit=1000)
     if not candidates:
         return None
-    return min(candidates, key=lambda c: (_score(sig, c, sms), c.label()))
+    return min(candidates, key=lambda c: (estimate(sig, c, chip), c.label()))
 
 
 # -- the database ---------------------------------------------------------------------------

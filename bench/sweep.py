@@ -1,0 +1,116 @@
+"""A synthetic sweep over the shape space of kernel configs, for fitting the heuristic's cost
+model: convolution windows (1, 3, 5, 7), strides, channel counts and spatial sizes, and matmul
+M/N/K and batch matmuls, in f32 and f16. None of these shapes is a held-out model's
+(bench/heldout.py), which the fit is judged on.
+
+Each factory returns (model, example_inputs): one layer per shape, each on an input of its
+own, so every layer is one dispatch that `schedc tune prepare` can measure alone.
+
+    python bench/sweep.py fit TUNE_DIR   # fit the cost model on tune prepare + bench results
+"""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+from torch import nn
+
+# (in channels, out channels, output size, window, stride)
+CONVS = [
+    (16, 32, 56, 3, 1), (32, 32, 28, 3, 1), (64, 64, 14, 3, 1), (128, 128, 7, 3, 1), (24, 48, 30, 3, 2),
+    (48, 96, 15, 3, 1), (32, 64, 40, 5, 1), (16, 16, 60, 7, 1), (3, 32, 96, 3, 2), (96, 96, 20, 1, 1),
+    (64, 256, 12, 1, 1), (256, 64, 24, 1, 1), (40, 120, 33, 1, 1), (120, 40, 17, 3, 1), (8, 64, 112, 3, 1),
+]
+# (M, N, K); batch matmuls (B, M, N, K)
+MATMULS = [(1, 512, 2048), (8, 1000, 512), (64, 384, 384), (128, 128, 1024), (256, 1024, 256), (32, 3072, 768),
+           (100, 200, 300), (512, 64, 512), (16, 4096, 1024)]
+BATCH_MATMULS = [(8, 128, 128, 64), (12, 64, 64, 64), (4, 256, 32, 256)]
+
+
+class Layers(nn.Module):
+    """Independent layers, one per input."""
+
+    def __init__(self, layers):
+        super().__init__()
+        self.layers = nn.ModuleList(layers)
+
+    def forward(self, *inputs):
+        return tuple(layer(x) for layer, x in zip(self.layers, inputs))
+
+
+class BatchMatmul(nn.Module):
+    def __init__(self, b: int, n: int, k: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(b, k, n) / k**0.5)
+
+    def forward(self, x):
+        return torch.bmm(x, self.weight)
+
+
+def _conv_input(cin: int, size: int, window: int, stride: int):
+    return torch.randn(1, cin, (size - 1) * stride + window, (size - 1) * stride + window)
+
+
+def convs():
+    torch.manual_seed(0)
+    layers = [nn.Conv2d(cin, cout, window, stride) for cin, cout, _, window, stride in CONVS]
+    inputs = tuple(_conv_input(cin, size, window, stride) for cin, _, size, window, stride in CONVS)
+    return Layers(layers).eval(), inputs
+
+
+def matmuls():
+    torch.manual_seed(0)
+    layers = [nn.Linear(k, n) for _, n, k in MATMULS] + [BatchMatmul(b, n, k) for b, _, n, k in BATCH_MATMULS]
+    inputs = tuple(torch.randn(m, k) for m, _, k in MATMULS) + tuple(torch.randn(b, m, k) for b, m, _, k in BATCH_MATMULS)
+    return Layers(layers).eval(), inputs
+
+
+SWEEP = {"convs": convs, "matmuls": matmuls}
+
+
+def fit(folder: str) -> None:
+    """Grid search of the cost models' constants (a fixed grid: bounded by work, so the fit is
+    the same on any machine) for the most dispatches whose estimated-best measured candidate is
+    within 1.25x of the fastest; prints the share with the current constants and the fit's."""
+    import itertools
+    import json
+    from pathlib import Path
+
+    from schedc.decisions import kernel_config as kc
+    from schedc.tune.prepare import TOLERANCE
+
+    manifest = json.loads((Path(folder) / "manifest.json").read_text())
+    results = json.loads((Path(folder) / "results.json").read_text())["kernels"]
+    kernels = []
+    for kernel in manifest["kernels"]:
+        sig = kc.KernelSignature.from_json(kernel["signature"])
+        timings = {m["function"]: m for m in results.get(kernel["name"], [])}
+        tolerance = TOLERANCE.get(sig.element_type, 1e-4)
+        measured = [(kc.KernelConfig.from_json(c), timings[f]["time_us"]) for f, c in zip(kernel["functions"], kernel["configs"])
+                    if c is not None and f in timings and timings[f].get("time_us") is not None and (timings[f].get("error") or 0.0) <= tolerance]
+        if len(measured) >= 2:
+            kernels.append((sig, measured))
+
+    names = ("SM_LANES", "SM_LOADS", "UNPROMOTED_READS", "SIMT_STEP_CYCLES", "SM_MMA_FMAS", "SM_STEP_CYCLES")
+
+    def share(rates) -> float:
+        for name, value in zip(names, rates):
+            setattr(kc, name, value)
+        good = 0
+        for sig, measured in kernels:
+            chosen = min(measured, key=lambda m: (kc.estimate(sig, m[0]), m[0].label()))
+            good += chosen[1] <= 1.25 * min(t for _, t in measured)
+        return good / len(kernels)
+
+    original = tuple(getattr(kc, name) for name in names)
+    grid = itertools.product((128,), (16, 32, 64), (1, 2, 4), (0, 200, 800, 3200, 12800), (256, 512, 1024, 2048), (0, 20, 80, 320, 1280))
+    best = max(grid, key=lambda rates: (share(rates), rates == original, tuple(-r for r in rates)))
+    print(f"{len(kernels)} measured dispatches; within 1.25x of the fastest: {share(original):.0%} with "
+          f"{dict(zip(names, original))}; {share(best):.0%} with {dict(zip(names, best))}")
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "fit":
+        fit(sys.argv[2])
+    else:
+        print(__doc__)
