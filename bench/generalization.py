@@ -115,18 +115,16 @@ def prepare(args) -> None:
 
 
 def _median_ms(call, repeats: int) -> float:
+    """bench/timing.py's median, of a call that ends with the GPU synchronised."""
     import torch
 
-    for _ in range(10):
-        call()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
+    from timing import median_ms
+
+    def synchronised():
         call()
         torch.cuda.synchronize()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+
+    return median_ms(synchronised, repeats)
 
 
 def _load(folder: Path, name: str, dtype: str):
@@ -216,7 +214,7 @@ def _table_row(label: str, rows: dict) -> str:
 
 def dispatches(args) -> None:
     from schedc.decisions.kernel_config import KernelSignature
-    from schedc.tune.prepare import TOLERANCE
+    from schedc.tune.prepare import matched_candidates
 
     folder = Path(args.folder)
     manifest = json.loads((folder / "manifest.json").read_text())
@@ -225,20 +223,17 @@ def dispatches(args) -> None:
     ratios = []
     for kernel in manifest["kernels"]:
         sig = KernelSignature.from_json(kernel["signature"])
-        timings = {m["function"]: m for m in results.get(kernel["name"], [])}
-        tolerance = TOLERANCE.get(sig.element_type, 1e-4)
-        measured = [(timings[f]["time_us"], f) for f in kernel["functions"]
-                    if f in timings and timings[f].get("time_us") is not None and (timings[f].get("error") or 0.0) <= tolerance]
-        if not measured or "c0" not in timings:
+        times = {function: time_us for function, _, time_us in matched_candidates(kernel, results.get(kernel["name"], []))}
+        if "c0" not in times:
             continue
-        iree = timings["c0"].get("time_us")
-        heuristic = timings.get("c1", {}).get("time_us") if len(kernel["configs"]) > 1 else None
-        best = min(measured)[0]
+        # prepare measures IREE's own config (c0), then the heuristic's (c1), then candidates.
+        heuristic = times.get("c1") if len(kernel["configs"]) > 1 else None
+        best = min(times.values())
         ratio = heuristic / best if heuristic else None
         if ratio is not None:
             ratios.append(ratio)
         name = sig.name.split("_dispatch_")[-1][:60]
-        print(f"{name:<62} {iree or 0:>9.2f} {heuristic or 0:>9.2f} {best:>9.2f} {ratio or 0:>9.2f}")
+        print(f"{name:<62} {times['c0']:>9.2f} {heuristic or 0:>9.2f} {best:>9.2f} {ratio or 0:>9.2f}")
     if ratios:
         within = sum(r <= 1.25 for r in ratios) / len(ratios)
         print(f"the heuristic's choice within 1.25x of the fastest measured candidate: {within:.0%} of {len(ratios)} dispatches "

@@ -14,6 +14,9 @@ Each factory returns (model, example_inputs) with random weights (nothing is dow
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import torch
 from torch import nn
 
@@ -114,19 +117,15 @@ class ShuffleNetV2(nn.Module):
 
 
 def _init(model: nn.Module) -> nn.Module:
-    torch.manual_seed(0)
-    for name, p in model.named_parameters():
-        if p.dim() > 1:
-            nn.init.kaiming_normal_(p, nonlinearity="relu")
-        elif "weight" in name:
-            nn.init.uniform_(p, 0.5, 1.5)
-        else:
-            nn.init.normal_(p, std=0.05)
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            m.running_mean.normal_(0, 0.1)
-            m.running_var.uniform_(0.5, 1.5)
-    return model.eval()
+    """bench/models.py's initialisation (Kaiming weights, batch-norm statistics), biases of
+    std 0.05, in eval mode. This file is also loaded by path (schedc import), so bench/ goes
+    on the path for bench/timing.py's loader."""
+    folder = str(Path(__file__).resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    from timing import bench_models
+
+    return bench_models()._init(model, bias_std=0.05)
 
 
 def _image(size: int = 224):

@@ -319,7 +319,7 @@ class DenseNet(nn.Module):
         return self.head(x.mean(dim=(2, 3)))
 
 
-def _init(model):
+def _init(model, bias_std: float = 0.1):
     torch.manual_seed(0)
     for name, p in model.named_parameters():
         if p.dim() > 1:
@@ -327,7 +327,7 @@ def _init(model):
         elif "weight" in name:
             nn.init.uniform_(p, 0.5, 1.5)
         else:
-            nn.init.normal_(p, std=0.1)
+            nn.init.normal_(p, std=bias_std)
     for m in model.modules():
         if isinstance(m, nn.BatchNorm2d):
             m.running_mean.normal_(0, 0.1)

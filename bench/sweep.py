@@ -78,17 +78,14 @@ def fit(folder: str) -> None:
     from pathlib import Path
 
     from schedc.decisions import kernel_config as kc
-    from schedc.tune.prepare import TOLERANCE
+    from schedc.tune.prepare import matched_candidates
 
     manifest = json.loads((Path(folder) / "manifest.json").read_text())
     results = json.loads((Path(folder) / "results.json").read_text())["kernels"]
     kernels = []
     for kernel in manifest["kernels"]:
         sig = kc.KernelSignature.from_json(kernel["signature"])
-        timings = {m["function"]: m for m in results.get(kernel["name"], [])}
-        tolerance = TOLERANCE.get(sig.element_type, 1e-4)
-        measured = [(kc.KernelConfig.from_json(c), timings[f]["time_us"]) for f, c in zip(kernel["functions"], kernel["configs"])
-                    if c is not None and f in timings and timings[f].get("time_us") is not None and (timings[f].get("error") or 0.0) <= tolerance]
+        measured = [(config, time_us) for _, config, time_us in matched_candidates(kernel, results.get(kernel["name"], [])) if config is not None]
         if len(measured) >= 2:
             kernels.append((sig, measured))
 

@@ -185,9 +185,15 @@ def add_compile_arguments(parser) -> None:
         if f.type in ("bool", bool):
             kwargs["action"] = "store_false" if meta["flag"].startswith("--no-") else "store_true"
         else:
-            default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-            kwargs["default"] = [] if kwargs.get("action") == "append" else (default.value if isinstance(default, Choice) else default)
+            kwargs["default"] = [] if kwargs.get("action") == "append" else plain_default(f)
         parser.add_argument(meta["flag"], **kwargs)
+
+
+def plain_default(f: dataclasses.Field):
+    """A field's default as the command line and the backend's options spell it (an enum as
+    its string)."""
+    default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+    return default.value if isinstance(default, Choice) else default
 
 
 def backend_fields() -> tuple[dataclasses.Field, ...]:

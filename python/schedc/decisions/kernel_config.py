@@ -346,25 +346,34 @@ def shared_bytes(sig: KernelSignature, config: KernelConfig) -> int:
     return total
 
 
-def _map_extents(text: str, tile: list[int]) -> list[int] | None:
-    """Per result of an affine map (`(d0, d1, ..) -> (d1 * 2 + d4, d0)`), how many indices a
-    tile of the loops covers: a sum of `dI` and `dI * c` terms spans the sum of (tile - 1) * c,
-    plus one."""
+def map_terms(text: str) -> list[list[tuple[int, int]]] | None:
+    """An affine map's results as sums of (loop, coefficient) terms: `affine_map<(d0, ..) ->
+    (d1 * 2 + d4, d0)>` gives [[(1, 2), (4, 1)], [(0, 1)]]; None for anything else (the one
+    reading of the indexing maps a signature holds as text)."""
     _, arrow, results = text.partition("->")
     if not arrow:
         return None
-    extents = []
+    terms = []
     for expression in results.strip().rstrip(">").strip()[1:-1].split(","):
-        span = 0
+        sums = []
         for term in expression.split("+"):
             factors = [f.strip() for f in term.split("*")]
             loops = [f for f in factors if f.startswith("d") and f[1:].isdigit()]
             constants = [f for f in factors if f.isdigit()]
             if len(loops) != 1 or len(loops) + len(constants) != len(factors):
                 return None
-            span += (tile[int(loops[0][1:])] - 1) * math.prod(int(c) for c in constants)
-        extents.append(span + 1)
-    return extents
+            sums.append((int(loops[0][1:]), math.prod(int(c) for c in constants)))
+        terms.append(sums)
+    return terms
+
+
+def _map_extents(text: str, tile: list[int]) -> list[int] | None:
+    """Per result of an affine map, how many indices a tile of the loops covers: a sum of
+    `dI * c` terms spans the sum of (tile - 1) * c, plus one."""
+    terms = map_terms(text)
+    if terms is None:
+        return None
+    return [sum((tile[loop] - 1) * coefficient for loop, coefficient in sums) + 1 for sums in terms]
 
 
 def workgroup_count(sig: KernelSignature, config: KernelConfig) -> int:
@@ -447,16 +456,10 @@ def contraction_roles(sig: KernelSignature) -> tuple[list[int], int, int, int] |
 def _map_dims(text: str) -> set[int] | None:
     """The loop dimensions an affine map's results use: `affine_map<(d0, d1, d2) -> (d0, d2)>`
     gives {0, 2}; None for a map that is not a plain projection."""
-    _, arrow, results = text.partition("->")
-    if not arrow:
+    terms = map_terms(text)
+    if terms is None or any(sums != [(sums[0][0], 1)] for sums in terms):
         return None
-    found = set()
-    for part in results.strip().rstrip(">").strip().strip("()").split(","):
-        part = part.strip()
-        if not part.startswith("d") or not part[1:].isdigit():
-            return None
-        found.add(int(part[1:]))
-    return found
+    return {sums[0][0] for sums in terms}
 
 
 # Tensor-core rates of one SM, for ranking: multiply-adds per cycle of sm_80's mma.sync (the
@@ -481,8 +484,9 @@ def _mma_candidates(sig: KernelSignature, limit: int) -> list[KernelConfig]:
     size_m, size_n, size_k = sig.loops[m], sig.loops[n], sig.loops[k]
     found = {}
     # A generic contraction (a 1x1 convolution: its pixels are N) with a workgroup one
-    # intrinsic wide in N ran 2-27x slower than the best wider tile on all three such kernels
-    # of the synthetic sweep (bench/sweep.py, H200): tile N by 16 or more there.
+    # intrinsic wide in N gave wrong outputs and ran 2-27x slower than the best wider tile on
+    # all three such kernels of the synthetic sweep (bench/sweep.py, H200): tile N by 16 or
+    # more there.
     narrowest_n = 16 if sig.kind == "matmul_like" else edge_n
     for wg_m in (16, 32, 64):
         for wg_n in (8, 16, 32, 64, 128):

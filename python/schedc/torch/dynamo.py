@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from schedc.errors import SchedcError
-from schedc.options import Choice, Execution, backend_fields
+from schedc.options import Execution, backend_fields, plain_default
 
 # The runtime device a module compiled for each target is loaded on.
 RUNTIME_DEVICES = {"llvm-cpu": "local-task", "cuda": "cuda", "rocm": "hip", "vulkan": "vulkan"}
@@ -122,8 +122,7 @@ def _backend_options_fields() -> list:
     fields = [(name, object, dataclasses.field(default=default)) for name, default in BACKEND_OWN_OPTIONS.items()]
     for f in backend_fields():
         if f.name not in BACKEND_OWN_OPTIONS:
-            default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-            fields.append((f.name, object, dataclasses.field(default=default.value if isinstance(default, Choice) else default)))
+            fields.append((f.name, object, dataclasses.field(default=plain_default(f))))
     return fields
 
 

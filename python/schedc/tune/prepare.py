@@ -239,19 +239,10 @@ def winners(manifest: dict, results: dict) -> list[TunedEntry]:
         if not measured:
             continue
         sig = KernelSignature.from_json(kernel["signature"])
-        tolerance = TOLERANCE.get(sig.element_type, 1e-4)
-        timings = {m["function"]: m for m in measured}
-        reference = timings.get("c0")
+        reference = {m["function"]: m for m in measured}.get("c0")
         if reference is None or reference.get("time_us") is None:
             continue
-        valid = []
-        for function, config in zip(kernel["functions"], kernel["configs"]):
-            m = timings.get(function)
-            if config is None or m is None or m.get("time_us") is None:
-                continue
-            if m.get("error") is None or m["error"] > tolerance:
-                continue
-            valid.append((m["time_us"], KernelConfig.from_json(config)))
+        valid = [(time_us, config) for _, config, time_us in matched_candidates(kernel, measured) if config is not None]
         fastest = min((t for t, _ in valid), default=None)
         if fastest is None or reference["time_us"] * TIE < fastest:
             entries.append(TunedEntry(sig, None, reference["time_us"], reference["time_us"], len(kernel["functions"])))
@@ -260,6 +251,21 @@ def winners(manifest: dict, results: dict) -> list[TunedEntry]:
         time_us, config = min(tied, key=lambda tc: (estimate(sig, tc[1]), tc[0]))
         entries.append(TunedEntry(sig, config, time_us, reference["time_us"], len(kernel["functions"])))
     return entries
+
+
+def matched_candidates(kernel: dict, measured: list[dict]) -> list[tuple[str, KernelConfig | None, float]]:
+    """A manifest kernel's candidates that ran and whose outputs matched IREE's own within the
+    element type's tolerance, as (function, config (None: IREE's own), time in us)."""
+    sig = KernelSignature.from_json(kernel["signature"])
+    tolerance = TOLERANCE.get(sig.element_type, 1e-4)
+    timings = {m["function"]: m for m in measured}
+    found = []
+    for function, config in zip(kernel["functions"], kernel["configs"]):
+        m = timings.get(function)
+        if m is None or m.get("time_us") is None or m.get("error") is None or m["error"] > tolerance:
+            continue
+        found.append((function, KernelConfig.from_json(config) if config else None, m["time_us"]))
+    return found
 
 
 def read_manifest(folder: str) -> dict:
