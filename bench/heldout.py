@@ -10,6 +10,10 @@ Each factory returns (model, example_inputs) with random weights (nothing is dow
   likewise written out with torchvision's names.
 - gpt2: Hugging Face's GPT2Model from a small GPT2Config (2 layers, width 256, 4 heads).
 - bert: Hugging Face's BertModel from a small BertConfig (2 layers, width 256, 4 heads).
+- hf_resnet18, hf_mobilenet_v2, convnext, vit, llama: Hugging Face's ResNetModel (resnet-18's config),
+  MobileNetV2Model (mobilenet_v2_1.0_224's), a narrow ConvNextModel, a ViT-Tiny-sized ViTModel
+  and a small LlamaModel (GQA, rotary, SwiGLU), built from their configs. (The hf_ prefix
+  keeps them apart from bench/models.py's smaller resnet18 and mobilenet_v2.)
 """
 
 from __future__ import annotations
@@ -172,12 +176,74 @@ def bert():
     torch.manual_seed(0)
     config = BertConfig(num_hidden_layers=2, hidden_size=256, num_attention_heads=4, intermediate_size=1024, vocab_size=1000,
                         max_position_embeddings=128, attn_implementation="eager")
-    model = BertModel(config, add_pooling_layer=False)
-    # torch-mlir's FX importer finds no state for non-persistent buffers (BERT's position and
-    # token type ids): kept as ordinary buffers, they import (iree-notes: the workaround).
+    return _LastHidden(_plain_buffers(BertModel(config, add_pooling_layer=False))).eval(), _tokens(1000)
+
+
+class _Pixels(nn.Module):
+    """A Hugging Face vision model's last hidden state (or feature map) as a plain tensor."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, pixel_values):
+        return self.model(pixel_values=pixel_values).last_hidden_state
+
+
+def _plain_buffers(model: nn.Module) -> nn.Module:
+    # torch-mlir's FX importer finds no state for non-persistent buffers (position ids, rotary
+    # frequencies): kept as ordinary buffers, they import (iree-notes: the workaround).
     for module in model.modules():
         module._non_persistent_buffers_set.clear()
-    return _LastHidden(model).eval(), _tokens(1000)
+    return model
 
 
-HELDOUT = {"squeezenet1_1": squeezenet1_1, "shufflenet_v2": shufflenet_v2, "gpt2": gpt2, "bert": bert}
+def hf_resnet18():
+    """Hugging Face's ResNetModel with microsoft/resnet-18's config (basic blocks, 2-2-2-2)."""
+    from transformers import ResNetConfig, ResNetModel
+
+    torch.manual_seed(0)
+    config = ResNetConfig(layer_type="basic", depths=[2, 2, 2, 2], hidden_sizes=[64, 128, 256, 512], embedding_size=64)
+    return _init(_Pixels(ResNetModel(config))), _image()
+
+
+def hf_mobilenet_v2():
+    """Hugging Face's MobileNetV2Model (google/mobilenet_v2_1.0_224's config)."""
+    from transformers import MobileNetV2Config, MobileNetV2Model
+
+    torch.manual_seed(0)
+    return _init(_Pixels(MobileNetV2Model(MobileNetV2Config(), add_pooling_layer=False))), _image()
+
+
+def convnext():
+    """Hugging Face's ConvNextModel, a narrow ConvNeXt (7x7 depthwise, layer norm, GELU MLPs)."""
+    from transformers import ConvNextConfig, ConvNextModel
+
+    torch.manual_seed(0)
+    config = ConvNextConfig(depths=[2, 2, 2, 2], hidden_sizes=[48, 96, 192, 384])
+    return _init(_Pixels(ConvNextModel(config))), _image()
+
+
+def vit():
+    """Hugging Face's ViTModel, ViT-Tiny-sized (patch 16, width 192, 3 heads, 4 layers)."""
+    from transformers import ViTConfig, ViTModel
+
+    torch.manual_seed(0)
+    config = ViTConfig(hidden_size=192, num_hidden_layers=4, num_attention_heads=3, intermediate_size=768, attn_implementation="eager")
+    return _Pixels(_plain_buffers(ViTModel(config, add_pooling_layer=False))).eval(), _image()
+
+
+def llama():
+    """Hugging Face's LlamaModel, small (2 layers, width 256, RMSNorm, rotary, SwiGLU, GQA)."""
+    from transformers import LlamaConfig, LlamaModel
+
+    torch.manual_seed(0)
+    config = LlamaConfig(num_hidden_layers=2, hidden_size=256, intermediate_size=688, num_attention_heads=4, num_key_value_heads=2,
+                         vocab_size=1000, max_position_embeddings=128, attn_implementation="eager")
+    return _LastHidden(_plain_buffers(LlamaModel(config))).eval(), _tokens(1000)
+
+
+HELDOUT = {
+    "squeezenet1_1": squeezenet1_1, "shufflenet_v2": shufflenet_v2, "hf_resnet18": hf_resnet18, "hf_mobilenet_v2": hf_mobilenet_v2,
+    "convnext": convnext, "gpt2": gpt2, "bert": bert, "vit": vit, "llama": llama,
+}

@@ -1,12 +1,14 @@
 """A synthetic sweep over the shape space of kernel configs, for fitting the heuristic's cost
-model: convolution windows (1, 3, 5, 7), strides, channel counts and spatial sizes, and matmul
-M/N/K and batch matmuls, in f32 and f16. None of these shapes is a held-out model's
-(bench/heldout.py), which the fit is judged on.
+model: convolution windows (1, 3, 5, 7), strides, channel counts and spatial sizes, depthwise
+convolutions, and matmul M/N/K and batch matmuls, in f32 and f16. None of these shapes is a
+held-out model's (bench/heldout.py), which the fit is judged on.
 
 Each factory returns (model, example_inputs): one layer per shape, each on an input of its
 own, so every layer is one dispatch that `schedc tune prepare` can measure alone.
 
-    python bench/sweep.py fit TUNE_DIR   # fit the cost model on tune prepare + bench results
+    python bench/sweep.py fit TUNE_DIR   # fit the GPU cost model on tune prepare + bench results
+    python bench/sweep.py cpu [DB.json]  # measure every shape on this CPU in each mode and
+                                         # layout: the built-in CPU database (default path)
 """
 
 from __future__ import annotations
@@ -22,6 +24,16 @@ CONVS = [
     (48, 96, 15, 3, 1), (32, 64, 40, 5, 1), (16, 16, 60, 7, 1), (3, 32, 96, 3, 2), (96, 96, 20, 1, 1),
     (64, 256, 12, 1, 1), (256, 64, 24, 1, 1), (40, 120, 33, 1, 1), (120, 40, 17, 3, 1), (8, 64, 112, 3, 1),
 ]
+# More for CPUs, where the layout choice turns on spatial size and window:
+# (in channels, out channels, output size, window, stride)
+CPU_CONVS = [
+    (32, 32, 60, 3, 1), (64, 64, 30, 3, 1), (128, 128, 15, 3, 1), (256, 256, 9, 3, 1), (16, 48, 100, 3, 1),
+    (48, 96, 50, 3, 2), (96, 192, 25, 3, 2), (3, 48, 100, 7, 2), (3, 24, 110, 3, 2), (24, 96, 50, 1, 1),
+    (96, 24, 50, 1, 1), (160, 320, 12, 1, 1), (320, 80, 20, 1, 1), (192, 768, 10, 1, 1), (48, 48, 30, 5, 1),
+]
+# depthwise: (channels, output size, window, stride)
+DEPTHWISE = [(24, 100, 3, 1), (64, 60, 3, 1), (120, 40, 3, 2), (160, 30, 3, 1), (320, 16, 3, 1), (480, 9, 3, 1),
+             (40, 50, 5, 1), (64, 40, 7, 1), (160, 20, 7, 1), (320, 10, 7, 1), (72, 33, 3, 2)]
 # (M, N, K); batch matmuls (B, M, N, K)
 MATMULS = [(1, 512, 2048), (8, 1000, 512), (64, 384, 384), (128, 128, 1024), (256, 1024, 256), (32, 3072, 768),
            (100, 200, 300), (512, 64, 512), (16, 4096, 1024)]
@@ -59,6 +71,15 @@ def convs():
     return Layers(layers).eval(), inputs
 
 
+def cpu_convs():
+    torch.manual_seed(0)
+    layers = [nn.Conv2d(cin, cout, window, stride) for cin, cout, _, window, stride in CPU_CONVS]
+    layers += [nn.Conv2d(c, c, window, stride, groups=c) for c, _, window, stride in DEPTHWISE]
+    inputs = tuple(_conv_input(cin, size, window, stride) for cin, _, size, window, stride in CPU_CONVS)
+    inputs += tuple(_conv_input(c, size, window, stride) for c, size, window, stride in DEPTHWISE)
+    return Layers(layers).eval(), inputs
+
+
 def matmuls():
     torch.manual_seed(0)
     layers = [nn.Linear(k, n) for _, n, k in MATMULS] + [BatchMatmul(b, n, k) for b, _, n, k in BATCH_MATMULS]
@@ -66,7 +87,7 @@ def matmuls():
     return Layers(layers).eval(), inputs
 
 
-SWEEP = {"convs": convs, "matmuls": matmuls}
+SWEEP = {"convs": convs, "matmuls": matmuls, "cpu_convs": cpu_convs}
 
 
 def fit(folder: str) -> None:
@@ -106,8 +127,37 @@ def fit(folder: str) -> None:
     print(f"{len(kernels)} measured dispatches; within 1.25x of the fastest: {share(original):.0%} with "
           f"{dict(zip(names, original))}; {share(best):.0%} with {dict(zip(names, best))}")
 
+def cpu(database: str | None) -> None:
+    """`schedc tune --target=llvm-cpu` over every CPU sweep shape (convs, cpu_convs, matmuls),
+    into `database` (default: the built-in one for this host's ISA, replaced)."""
+    import tempfile
+    from pathlib import Path
+
+    import schedc
+    from schedc.decisions.cpu_config import host_isa
+    from schedc.targets import host_cpu_features, resolve_target
+    from schedc.tune import cpu as tune_cpu
+
+    isa = host_isa(host_cpu_features())
+    path = database or str(tune_cpu.builtin_path(isa))
+    Path(path).unlink(missing_ok=True)
+    options = tune_cpu.CpuTuneOptions(resolve_target("llvm-cpu"))
+    with tempfile.TemporaryDirectory(prefix="schedc-sweep-") as folder:
+        models = []
+        for name in ("convs", "cpu_convs", "matmuls"):
+            model, inputs = SWEEP[name]()
+            models.append(str(Path(folder) / f"{name}.mlir"))
+            Path(models[-1]).write_text(schedc.import_torch(model, *inputs))
+        manifest = tune_cpu.prepare(models, str(Path(folder) / "tune"), options, isa)
+        tune_cpu.bench(str(Path(folder) / "tune"), calls=100)
+        database, kept, path = tune_cpu.merge(str(Path(folder) / "tune"), path, isa)
+    print(f"{len(kept)} of {len(manifest['kernels'])} ops measured into {path}")
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "fit":
         fit(sys.argv[2])
+    elif len(sys.argv) in (2, 3) and sys.argv[1] == "cpu":
+        cpu(sys.argv[2] if len(sys.argv) == 3 else None)
     else:
         print(__doc__)

@@ -31,6 +31,9 @@ class PassContext:
     verify: bool = False
     # Warnings about the user's IR that do not stop the compile: (location, message).
     warnings: list = field(default_factory=list)
+    # IREE flags a pass's decision asks the rest of the compile to take (cpu-config's mode:
+    # data tiling, micro-kernels); the driver adds them to every later iree-compile.
+    iree_flags: list = field(default_factory=list)
     # Wall time per pass (a schedc.compiler.timing.PhaseTimer, nested under the driver's
     # phase), for `schedc --timing`; None: not timed.
     timer: object = None

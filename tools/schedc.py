@@ -39,9 +39,10 @@ def compile_parser() -> argparse.ArgumentParser:
 def tune_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="schedc tune",
-        description="Measure GPU code-generation configs per dispatch and keep the fastest in a kernel database. "
-        "'schedc tune MODEL.mlir...' does all three steps on a machine with the GPU; otherwise run "
-        "'prepare' here, 'bench' on the GPU machine (needs only iree-base-runtime and numpy), 'merge' here.",
+        description="Measure code-generation choices per dispatch and keep them in a kernel database: GPU configs "
+        "(cuda, rocm), or CPU layouts and modes (llvm-cpu). 'schedc tune MODEL.mlir...' does all three steps on a machine "
+        "with the device (for llvm-cpu: this one); otherwise run 'prepare' here, 'bench' on the device's machine (needs "
+        "only iree-base-runtime and numpy), 'merge' here.",
     )
     steps = p.add_subparsers(dest="step", metavar="{prepare,bench,merge}")
     prepare = steps.add_parser("prepare", help="compile candidate configs of each distinct dispatch")
@@ -52,8 +53,8 @@ def tune_parser() -> argparse.ArgumentParser:
     _tune_target_options(prepare)
     bench = steps.add_parser("bench", help="time each candidate on the GPU and check its outputs")
     bench.add_argument("folder", help="a folder written by 'schedc tune prepare'")
-    bench.add_argument("--device", default="cuda", help="cuda (default) or hip")
-    bench.add_argument("--calls", type=int, default=20, help="timed calls per candidate (median)")
+    bench.add_argument("--device", help="cuda (default for GPU folders), hip, or local-task (default for llvm-cpu folders)")
+    bench.add_argument("--calls", type=int, help="timed calls per candidate (median; default 20 on GPUs, 100 on CPUs)")
     merge = steps.add_parser("merge", help="add the winners to a kernel database")
     merge.add_argument("folder", help="a folder benchmarked by 'schedc tune bench'")
     merge.add_argument("--database", metavar="DB.json", help="the database to update (default: the built-in one for the target)")
@@ -62,7 +63,8 @@ def tune_parser() -> argparse.ArgumentParser:
 
 
 def _tune_target_options(p) -> None:
-    p.add_argument("--target", default="cuda", help="cuda (default) or rocm")
+    p.add_argument("--target", default="cuda", help="cuda (default), rocm or llvm-cpu")
+    p.add_argument("--cpu", help="llvm-cpu: the CPU to generate code for (default: host)")
     p.add_argument("--cuda-arch", help="CUDA target (default sm_80)")
     p.add_argument("--rocm-arch", help="ROCm target (default gfx942)")
     p.add_argument("--candidates", type=int, default=8, help="configs measured per dispatch besides IREE's and the heuristic's")
@@ -181,16 +183,23 @@ def cmd_tune(argv: list[str]) -> int:
         return 2
     if args.step == "bench":
         from schedc.tune.bench import bench, print_progress
+        from schedc.tune.prepare import read_manifest
 
-        if args.calls < 1:
+        if args.calls is not None and args.calls < 1:
             raise SchedcError("--calls must be at least 1")
-        document = bench(args.folder, device=args.device, calls=args.calls, progress=print_progress)
+        on_cpu = read_manifest(args.folder).get("target") == "llvm-cpu"
+        if on_cpu:
+            from schedc.tune.cpu import bench
+        calls = args.calls or (100 if on_cpu else 20)
+        document = bench(args.folder, device=args.device or ("local-task" if on_cpu else "cuda"), calls=calls, progress=print_progress)
         measured = sum(len(v) for v in document["kernels"].values())
         print(f"timed {measured} candidates of {len(document['kernels'])} kernels in {document['seconds']} s; wrote {args.folder}/results.json", file=sys.stderr)
         return 0
     if args.step == "prepare" and args.database and not args.new_only:
         raise SchedcError("--database is for --new-only: name the database to compare with")
     options = _tune_options(args)
+    if options.target.name == "llvm-cpu":
+        return _tune_cpu_step(args, options)
     if args.step == "prepare":
         from schedc.tune.prepare import prepare
 
@@ -210,7 +219,11 @@ def _tune_options(args):
 
     if args.candidates < 0 or args.repeat < 1 or args.jobs < 0:
         raise SchedcError("--candidates and --jobs must be >= 0 and --repeat >= 1")
-    target = resolve_target(args.target, cuda_arch=args.cuda_arch, rocm_arch=args.rocm_arch)
+    target = resolve_target(args.target, cuda_arch=args.cuda_arch, rocm_arch=args.rocm_arch, cpu=args.cpu)
+    if target.name == "llvm-cpu":
+        from schedc.tune.cpu import CpuTuneOptions
+
+        return CpuTuneOptions(target, tuple(args.iree_flag), _known_cpu_ops(args))
     from schedc.decisions.kernel_config import ELEMENTWISE_KINDS, TILED_KINDS
 
     kinds = TILED_KINDS + (ELEMENTWISE_KINDS if args.elementwise else ())
@@ -230,6 +243,64 @@ def _known_kernels(args, target) -> frozenset[str]:
     return frozenset(database.entries)
 
 
+def _host_isa() -> str:
+    from schedc.decisions.cpu_config import host_isa
+    from schedc.targets import host_cpu_features
+
+    return host_isa(host_cpu_features())
+
+
+def _known_cpu_ops(args) -> frozenset[str]:
+    """The op keys `--new-only` skips on llvm-cpu: those of the CPU database."""
+    if not getattr(args, "new_only", False):
+        return frozenset()
+    from schedc.decisions.cpu_config import CpuDatabase, default_database
+
+    database = CpuDatabase.load(args.database) if args.database else default_database(_host_isa())
+    return frozenset(database.entries) if database is not None else frozenset()
+
+
+def _check_database_folder(path: str | None) -> None:
+    """Fails before any tuning work where the database could not be written."""
+    from pathlib import Path
+
+    from schedc.outputs import check_output_path
+
+    if path is None:
+        return
+    check_output_path(path, what="database")
+    if not Path(path).resolve().parent.is_dir():
+        raise SchedcError(f"cannot write {path}: no such folder {Path(path).parent}")
+
+
+def _tune_cpu_step(args, options) -> int:
+    from schedc.tune import cpu
+
+    if args.step == "prepare":
+        manifest = cpu.prepare(args.models, args.output, options, _host_isa())
+        _print_cpu_prepared(manifest, args.output)
+        return 0
+    _check_database_folder(args.database)
+    _, kept, path = cpu.merge(args.folder, args.database, _host_isa())
+    _print_cpu_merged(kept, path)
+    return 0
+
+
+def _print_cpu_prepared(manifest: dict, folder: str) -> None:
+    modules = sum(len(k["modules"]) for k in manifest["kernels"])
+    failed = sum(len(k["failed"]) for k in manifest["kernels"])
+    print(f"prepared {len(manifest['kernels'])} ops, {modules} modules ({failed} rejected by IREE) in {folder}", file=sys.stderr)
+
+
+def _print_cpu_merged(kept, path: str) -> None:
+    from schedc.decisions.cpu_config import IREE_DEFAULT
+
+    for entry in kept:
+        best = min(entry.times_us, key=entry.times_us.get)
+        print(f"{entry.shape.key}: {best} {entry.times_us[best]:.1f} us (IREE's {entry.times_us['/'.join(IREE_DEFAULT)]:.1f} us)")
+    print(f"{len(kept)} ops measured into {path}", file=sys.stderr)
+
+
 def _tune_all(argv: list[str]) -> int:
     """prepare, bench and merge on this machine, in a temporary folder."""
     import tempfile
@@ -245,6 +316,16 @@ def _tune_all(argv: list[str]) -> int:
     _tune_target_options(p)
     args = p.parse_args(argv)
     options = _tune_options(args)
+    if options.target.name == "llvm-cpu":
+        from schedc.tune import cpu
+
+        _check_database_folder(args.database)
+        with tempfile.TemporaryDirectory(prefix="schedc-tune-") as folder:
+            _print_cpu_prepared(cpu.prepare(args.models, folder, options, _host_isa()), folder)
+            cpu.bench(folder, progress=print_progress)
+            _, kept, path = cpu.merge(folder, args.database, _host_isa())
+        _print_cpu_merged(kept, path)
+        return 0
     driver = "cuda" if options.target.name == "cuda" else "hip"
     if not has_device(driver):
         raise SchedcError(

@@ -78,6 +78,7 @@ class Emit(Choice):
 class Phase(Choice):
     """The points where schedc stops IREE's compiler to run passes (schedc.compiler.phases)."""
 
+    INPUT = "input"
     PREPROCESSING = "preprocessing"
     FLOW = "flow"
     STREAM_ASYNC = "stream-async"
@@ -136,7 +137,7 @@ class CompileOptions:
                                             "schedc import --dynamic-batch); a call runs the smallest bucket that holds its batch",
                                             flag="--batch-buckets", backend=False, cli={"metavar": "1,2,4,8"})
     # GPU kernel configs (kernel-config) for targets that take them; False: IREE's own configs.
-    tuning: bool = option(True, "cuda/rocm: keep IREE's own kernel configs (no kernel-config pass)", flag="--no-tuning", backend=True)
+    tuning: bool = option(True, "keep IREE's own code-generation choices: no kernel-config (cuda, rocm), no cpu-config (llvm-cpu)", flag="--no-tuning", backend=True)
     kernel_db: str | None = option(None, "cuda/rocm: kernel configs from this database instead of the built-in one",
                                    flag="--kernel-db", backend=True, context="kernel_database", cli={"metavar": "DB.json"})
     iree_flags: tuple[str, ...] = option((), "an extra flag for iree-compile (repeatable)", flag="--iree-flag", backend=True,

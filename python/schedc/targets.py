@@ -7,6 +7,7 @@ IREE rejects the rest, so schedc rejects them first with the list a user can cho
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from schedc.errors import CompileError
 
@@ -106,6 +107,18 @@ def resolve_target(
         return Target(name, "hip", arch)
     arch = _check_arch("--vulkan-target", vulkan_target or "ampere", VULKAN_TARGETS)
     return Target(name, "vulkan", arch)
+
+
+def host_cpu_features() -> set[str]:
+    """The host CPU's feature flags as Linux lists them (avx512f, asimd, ...); empty elsewhere."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    for line in text.splitlines():
+        if line.startswith(("flags", "Features")):
+            return set(line.partition(":")[2].split())
+    return set()
 
 
 def _check_arch(option: str, arch: str, valid: tuple[str, ...]) -> str:

@@ -17,7 +17,7 @@
 // PASS: schedc: error: unknown pass 'no-such-pass'; available passes:
 // MISSING: schedc: error: {{.*}}.missing.mlir: no such file
 // CPU: List of accepted CPUs: {{.*}}znver4
-// CPU: reproduce with: iree-compile {{.*}}bad-op.mlir {{.*}}--iree-llvmcpu-target-cpu=bogus
+// CPU: reproduce with: {{.*}}iree-compile {{.*}}--iree-llvmcpu-target-cpu=bogus
 
 // CHECK: compile-errors.mlir:[[# @LINE + 6]]:10: error: use of value '%0' expects different type
 // CHECK-NOT: Traceback

@@ -12,15 +12,17 @@
 // CHECK: kernel-graph @add_mul{{.*}}: 2 kernels
 // FLOW: util.func public @add_mul
 // FLOW: flow.dispatch
-// Every file of the compile, in the order it was made: IREE's executables (their LLVM IR and
-// objects) come with the hal phase.
+// Every file of the compile, in the order it was made: IREE's linalg, where cpu-config runs for
+// llvm-cpu, first; IREE's executables (their LLVM IR and objects) come with the hal phase.
 // PHASES: 00-input.mlir
-// PHASES-NEXT: 01-flow.mlir
-// PHASES-NEXT: 02-flow-schedc.mlir
-// PHASES-NEXT: 03-stream.mlir
-// PHASES-NEXT: 04-executables
-// PHASES-NEXT: 05-hal.mlir
-// PHASES-NEXT: 06-module.vmfb
+// PHASES-NEXT: 01-linalg.mlir
+// PHASES-NEXT: 02-linalg-schedc.mlir
+// PHASES-NEXT: 03-flow.mlir
+// PHASES-NEXT: 04-flow-schedc.mlir
+// PHASES-NEXT: 05-stream.mlir
+// PHASES-NEXT: 06-executables
+// PHASES-NEXT: 07-hal.mlir
+// PHASES-NEXT: 08-module.vmfb
 // HAL: hal.executable private @add_mul_dispatch_0
 // HAL: hal.executable.binary public @embedded_elf_x86_64 <format = "embedded-elf-x86_64"
 // EXECUTABLES: add_mul_dispatch_0_embedded_elf_x86_64.linked.ll

@@ -1,11 +1,13 @@
 // schedc tune's mistakes are one line each, with what to do instead.
-// RUN: not schedc tune prepare %s --target=llvm-cpu -o %t.tune 2>&1 | filecheck %s --check-prefix=TARGET
+// RUN: not schedc tune prepare %s --target=vulkan -o %t.tune 2>&1 | filecheck %s --check-prefix=TARGET
+// RUN: not schedc tune %s --target=llvm-cpu --database=%t.missing/db.json 2>&1 | filecheck %s --check-prefix=CPUDB
 // RUN: not schedc tune bench %t.nothing 2>&1 | filecheck %s --check-prefix=BENCH
 // RUN: not schedc tune merge %t.nothing 2>&1 | filecheck %s --check-prefix=MERGE
 // RUN: not schedc tune %s --target=cuda 2>&1 | filecheck %s --check-prefix=NOGPU
 // RUN: not schedc %s --target=cuda --kernel-db=%t.missing.json -o %t.vmfb 2>&1 | filecheck %s --check-prefix=DB
 // RUN: not test -e %t.vmfb
-// TARGET: schedc: error: tuning is for GPU targets (cuda, rocm), not 'llvm-cpu'
+// TARGET: schedc: error: tuning is for GPU targets (cuda, rocm) and llvm-cpu, not 'vulkan'
+// CPUDB: schedc: error: cannot write {{.*}}missing/db.json
 // BENCH: schedc: error: {{.*}}nothing: no manifest.json; run 'schedc tune prepare' first
 // MERGE: schedc: error: {{.*}}nothing: no manifest.json; run 'schedc tune prepare' first
 // NOGPU: schedc: error: no cuda device here: run 'schedc tune prepare MODEL.mlir -o DIR' here, 'schedc tune bench DIR' on the GPU machine, then 'schedc tune merge DIR'

@@ -353,6 +353,7 @@ class _Steps:
         with self.timer.phase(f"schedc's passes at {label}"):  # each pass nests under it
             _run_schedc_passes(self.current, destination, invocations, context, input_name)
         self.current = destination
+        self.compile_flags += [f for f in context.iree_flags if f not in self.compile_flags]
 
 
 def step_name(step) -> str:

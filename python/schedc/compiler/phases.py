@@ -8,6 +8,7 @@ the driver stops IREE at every phase that has passes, runs them, and resumes IRE
 (`steps_between`), so a pass in any phase below plugs in through its registry entry alone.
 
     phase           IR the passes see
+    input           linalg on tensors as IREE's input conversion leaves it, before preprocessing
     preprocessing   linalg on tensors after global optimization, before dispatch formation
     flow            kernels as flow.dispatch ops (dispatch regions formed)
     stream-async    stream.async.execute regions, before allocation (inside IREE's stream phase)
@@ -21,9 +22,10 @@ from dataclasses import dataclass
 
 from schedc.options import Phase
 
-# IREE 3.13's phases, in the order iree-compile runs them.
+# IREE 3.13's phases, in the order iree-compile runs them, after "source": the IR as the user
+# gave it (torch, or any input IREE takes), before IREE's input conversion.
 IREE_PHASES = (
-    "input", "abi", "preprocessing", "global-optimization", "dispatch-creation", "flow", "stream",
+    "source", "input", "abi", "preprocessing", "global-optimization", "dispatch-creation", "flow", "stream",
     "executable-sources", "executable-configurations", "executable-targets", "hal", "vm", "end",
 )
 
@@ -60,6 +62,7 @@ class PhaseStop:
 
 
 PHASES = (
+    PhaseStop(Phase.INPUT, "linalg on tensors as IREE's input conversion leaves it, before preprocessing", "input", file="linalg"),
     PhaseStop(Phase.PREPROCESSING, "linalg on tensors before dispatch formation (after IREE's global optimization)", "global-optimization"),
     PhaseStop(Phase.FLOW, "kernels as flow.dispatch ops", "flow"),
     PhaseStop(Phase.STREAM_ASYNC, "IREE's stream phase after its async pipeline, before allocation", "stream", _STREAM_UNTIL_ASYNC),
@@ -116,7 +119,7 @@ def _parts(iree_phase: str) -> list[tuple[str, ...]]:
 
 @dataclass(frozen=True)
 class CompileStep:
-    """`iree-compile --compile-from=start --compile-to=stop` (no flag for input and end)."""
+    """`iree-compile --compile-from=start --compile-to=stop` (no flag for source and end)."""
 
     start: str
     stop: str
@@ -126,7 +129,7 @@ class CompileStep:
         return end_of(self.stop)
 
     def flags(self) -> list[str]:
-        flags = [] if self.start == "input" else [f"--compile-from={self.start}"]
+        flags = [] if self.start == "source" else [f"--compile-from={self.start}"]
         return flags + ([] if self.stop == "end" else [f"--compile-to={self.stop}"])
 
 

@@ -86,7 +86,7 @@ def prepare(models: list[str], folder: str, options: TuneOptions) -> dict:
     from schedc.ir.dispatches import benchmark_module, dispatch_sites, executables, signature
 
     if options.target.name not in CHIPS:
-        raise SchedcError(f"tuning is for GPU targets ({', '.join(CHIPS)}), not '{options.target.name}'")
+        raise SchedcError(f"tuning is for GPU targets ({', '.join(CHIPS)}) and llvm-cpu, not '{options.target.name}'")
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     jobs: dict[str, dict] = {}

@@ -1,0 +1,82 @@
+"""cpu-config: choose how IREE's llvm-cpu code generation builds each convolution and matmul.
+
+It runs where IREE's input conversion ends (linalg on tensors, before preprocessing), reads each
+convolution and matmul (`schedc.ir.cpu_ops.shaped_ops`), and takes the plan estimated fastest
+from measured times (`schedc.decisions.cpu_config.choose_plan`): a layout per convolution, which
+it applies with IREE's own pass for that op alone (`schedc.ir.cpu_ops.rewrite_op`), and a mode
+for the module, whose IREE flags (data tiling, micro-kernels) the rest of the compile takes.
+
+    // before: a 3x3 convolution IREE would build in NCHW
+    %4 = linalg.conv_2d_nchw_fchw {...} ins(%padded, %w : tensor<1x64x57x57xf32>, tensor<64x64x3x3xf32>) ...
+    // after (layout im2col): a matmul over IREE's im2col, fused into one dispatch later
+    %5 = iree_linalg_ext.im2col strides = [1, 1, 1] ... ins(%padded : tensor<1x64x57x57xf32>) ...
+    %6 = linalg.generic {...} ins(%collapsed, %5 : tensor<64x576xf32>, tensor<1x576x55x55xf32>) ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from schedc.decisions.cpu_config import LAYOUTS, MODE_FLAGS, CpuDatabase, CpuPlan, OpChoice, choose_plan, default_database, host_isa
+from schedc.ir.cpu_ops import rewrite_op, shaped_ops
+from schedc.options import Phase
+from schedc.passes.base import PassInfo
+from schedc.targets import host_cpu_features
+
+
+@dataclass(frozen=True)
+class Options:
+    database: str = ""  # a CPU kernel database (JSON); empty: the one built in for the host
+    layout: str = ""  # every convolution in this layout (nchw, nhwc, im2col); empty: chosen
+    mode: str = ""  # the module in this mode (plain, data-tiling); empty: chosen
+
+    def __post_init__(self):
+        if self.layout and self.layout not in LAYOUTS:
+            raise ValueError(f"unknown layout '{self.layout}'; layouts: {', '.join(LAYOUTS)}")
+        if self.mode and self.mode not in MODE_FLAGS:
+            raise ValueError(f"unknown mode '{self.mode}'; modes: {', '.join(MODE_FLAGS)}")
+
+
+def _database(options: Options, context) -> CpuDatabase | None:
+    path = options.database or getattr(context, "kernel_database", "")
+    return CpuDatabase.load(path) if path else default_database(host_isa(host_cpu_features()))
+
+
+def _forced(plan: CpuPlan, options: Options) -> CpuPlan:
+    mode = options.mode or plan.mode
+    ops = tuple(OpChoice(c.shape, options.layout if options.layout in c.shape.layouts() else "nchw", "forced", None)
+                for c in plan.ops) if options.layout else plan.ops
+    return CpuPlan(mode, ops, plan.estimates_us)
+
+
+def cpu_config(module, pass_, options: Options, context) -> None:
+    if (context.target or "llvm-cpu") != "llvm-cpu":
+        return
+    found = shaped_ops(module)
+    database = _database(options, context)
+    plan = choose_plan([shape for _, shape in found], database)
+    if options.layout or options.mode:
+        plan = _forced(plan, options)
+    ops = []
+    for (op, _), choice in zip(found, plan.ops):
+        applied = choice.layout != "nchw" and rewrite_op(op, choice.layout)
+        ops.append({
+            "op": choice.shape.key, "kind": choice.shape.kind, "work": choice.shape.work,
+            "layout": choice.layout if applied or choice.layout == "nchw" else "nchw (IREE has no rewrite for it)",
+            "source": choice.source, "time_us": None if choice.time_us is None else round(choice.time_us, 1),
+        })
+    context.iree_flags.extend(f for f in plan.iree_flags if f not in context.iree_flags)
+    context.records.setdefault("cpu-config", {})["module"] = {
+        "database": database.path if database is not None else None,
+        "mode": plan.mode, "iree_flags": list(plan.iree_flags), "estimates_us": plan.estimates_us, "ops": ops,
+    }
+
+
+PASS = PassInfo(
+    name="cpu-config",
+    summary="choose each convolution's layout and the module's CPU code-generation mode from measured times",
+    run=cpu_config,
+    options=Options,
+    phase=Phase.INPUT,
+    implicit_for=("llvm-cpu",),
+)

@@ -1,0 +1,264 @@
+"""cpu-config's decision: how IREE's llvm-cpu code generation should build each convolution and
+matmul, from times measured on CPUs. Pure Python over plain data.
+
+Which of IREE 3.13's CPU levers apply to one op and which to the whole module was measured
+(bench/cpu_levers.py); the choice follows:
+- per op: a convolution's layout. `nchw` is torch's, which IREE keeps by default; `nhwc` is
+  channels-last, with transposes that IREE's global optimization cancels between neighbours;
+  `im2col` is a matmul over an im2col'd image; `winograd` is IREE's Winograd F(6,3) for 3x3
+  windows at stride 1. IREE's passes for these are whole-function passes; schedc applies them one op at
+  a time (schedc.ir.cpu_ops.rewrite_op).
+- per module: the mode, `plain` or `data-tiling` (`--iree-opt-data-tiling` with micro-kernels,
+  `--iree-llvmcpu-enable-ukernels=all`: matmuls packed into the target's register tiles).
+  IREE takes these as flags only. Data tiling without micro-kernels was slower than either on
+  every model measured.
+
+Each op's time in each mode and layout comes from a database of measurements (`CpuDatabase`):
+an entry measured for the same shape wins (`schedc tune --target=llvm-cpu` writes them);
+otherwise the nearest measured shape of the same kind scales its times by the work ratio (the
+built-in database is a synthetic sweep, bench/cpu_sweep.py). The plan takes, for each mode, the
+fastest layout of every op, and the mode whose sum is least. IREE's own build (plain, nchw) is
+always among the candidates, so the plan is never estimated slower than IREE alone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from schedc.errors import SchedcError
+
+MODES = ("plain", "data-tiling")
+LAYOUTS = ("nchw", "nhwc", "im2col", "winograd")
+IREE_DEFAULT = ("plain", "nchw")
+MODE_FLAGS = {
+    "plain": (),
+    "data-tiling": ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all"),
+}
+# IREE's CPU code generation rejects a dispatch whose stack buffers pass 32 KiB (its default);
+# data tiling and im2col made some just over it (34,816 B on bench/models.py's randwire, which
+# then ran correctly on IREE's task runtime). Every plan but IREE's own takes twice the room.
+STACK_FLAG = "--iree-llvmcpu-stack-allocation-limit=65536"
+KINDS = ("conv", "depthwise", "matmul")
+FORMAT = "schedc-cpu-kernels/1"
+
+
+@dataclass(frozen=True)
+class OpShape:
+    """A convolution or matmul as IREE's input phase has it (NCHW images, FCHW filters)."""
+
+    kind: str  # conv, depthwise or matmul (batch matmuls too)
+    dtype: str
+    batch: int = 1
+    cin: int = 0
+    cout: int = 0
+    h: int = 0  # the image's size, padding included
+    w: int = 0
+    kh: int = 1
+    kw: int = 1
+    stride: tuple[int, int] = (1, 1)
+    dilation: tuple[int, int] = (1, 1)
+    groups: int = 1
+    m: int = 0  # matmuls: (batch x) m x k times k x n
+    n: int = 0
+    k: int = 0
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown op kind '{self.kind}'; kinds: {', '.join(KINDS)}")
+        object.__setattr__(self, "stride", tuple(self.stride))
+        object.__setattr__(self, "dilation", tuple(self.dilation))
+
+    @property
+    def out_hw(self) -> tuple[int, int]:
+        oh = (self.h - self.dilation[0] * (self.kh - 1) - 1) // self.stride[0] + 1
+        ow = (self.w - self.dilation[1] * (self.kw - 1) - 1) // self.stride[1] + 1
+        return oh, ow
+
+    @property
+    def work(self) -> int:
+        """Multiply-adds."""
+        if self.kind == "matmul":
+            return self.batch * self.m * self.n * self.k
+        oh, ow = self.out_hw
+        per_output = self.kh * self.kw * (self.cin // self.groups)
+        return self.batch * self.cout * oh * ow * per_output
+
+    @property
+    def key(self) -> str:
+        if self.kind == "matmul":
+            return f"matmul {self.batch}x{self.m}x{self.n}x{self.k} {self.dtype}"
+        return (f"{self.kind} {self.batch}x{self.cin}x{self.h}x{self.w} -> {self.cout} k{self.kh}x{self.kw} "
+                f"s{self.stride[0]}x{self.stride[1]} d{self.dilation[0]}x{self.dilation[1]} {self.dtype}")
+
+    def layouts(self) -> tuple[str, ...]:
+        """The layouts this op may take (IREE builds some of them only for some ops: a measured
+        database entry has times for those it built): matmuls have none to choose, Winograd
+        is for 3x3 windows at stride 1."""
+        if self.kind == "matmul":
+            return ("nchw",)
+        winograd = (self.kh, self.kw, self.stride, self.dilation) == (3, 3, (1, 1), (1, 1))
+        return LAYOUTS if winograd else tuple(layout for layout in LAYOUTS if layout != "winograd")
+
+    def features(self) -> tuple[float, ...]:
+        """Log-scale coordinates for the nearest measured shape."""
+        if self.kind == "matmul":
+            dims = (self.batch * self.m, self.n, self.k)
+        else:
+            oh, ow = self.out_hw
+            dims = (self.cin, self.cout, oh * ow, self.kh * self.kw, self.stride[0] * self.stride[1])
+        return tuple(math.log2(max(d, 1)) for d in dims)
+
+    def to_json(self) -> dict:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    @staticmethod
+    def from_json(data: dict) -> "OpShape":
+        return OpShape(**data)
+
+
+@dataclass(frozen=True)
+class CpuEntry:
+    """Measured times of one op, in microseconds, by "mode/layout" (e.g. "plain/nchw")."""
+
+    shape: OpShape
+    times_us: dict
+
+    def time(self, mode: str, layout: str) -> float | None:
+        return self.times_us.get(f"{mode}/{layout}")
+
+
+@dataclass
+class CpuDatabase:
+    """Measured CPU op times for one host ISA (x86_64 with AVX-512, ...)."""
+
+    isa: str
+    entries: dict = field(default_factory=dict)  # key -> CpuEntry
+    path: str | None = None
+
+    def add(self, entry: CpuEntry) -> None:
+        self.entries[entry.shape.key] = entry
+
+    def exact(self, shape: OpShape) -> CpuEntry | None:
+        return self.entries.get(shape.key)
+
+    def nearest(self, shape: OpShape) -> CpuEntry | None:
+        """The measured entry of the same kind and element type closest in log-shape."""
+        same = [e for e in self.entries.values() if e.shape.kind == shape.kind and e.shape.dtype == shape.dtype]
+        if not same:
+            return None
+        here = shape.features()
+        return min(same, key=lambda e: (sum((a - b) ** 2 for a, b in zip(here, e.shape.features())), e.shape.key))
+
+    def to_json(self) -> dict:
+        return {
+            "format": FORMAT, "isa": self.isa,
+            "entries": [{"shape": e.shape.to_json(), "times_us": e.times_us} for _, e in sorted(self.entries.items())],
+        }
+
+    def save(self, path: str) -> None:
+        from schedc.outputs import write_output
+
+        write_output(str(path), json.dumps(self.to_json(), indent=1) + "\n")
+
+    @staticmethod
+    def load(path: str) -> "CpuDatabase":
+        try:
+            data = json.loads(Path(path).read_text())
+        except OSError as e:
+            raise SchedcError(f"cannot read the CPU kernel database {path}: {e.strerror}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise SchedcError(f"{path}: not a CPU kernel database: {e}") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise SchedcError(f"{path}: not a CPU kernel database (its format is not {FORMAT})")
+        try:
+            database = CpuDatabase(str(data["isa"]), path=str(path))
+            for item in data["entries"]:
+                database.add(CpuEntry(OpShape.from_json(item["shape"]), {str(k): float(v) for k, v in item["times_us"].items()}))
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise SchedcError(f"{path}: a malformed CPU kernel database ({type(e).__name__}: {e})") from None
+        return database
+
+
+@dataclass(frozen=True)
+class OpChoice:
+    shape: OpShape
+    layout: str
+    source: str  # "measured" (an entry for this shape), "nearest" (a similar shape's), "none"
+    time_us: float | None  # estimated in the plan's mode and layout
+
+
+@dataclass(frozen=True)
+class CpuPlan:
+    mode: str
+    ops: tuple[OpChoice, ...]
+    estimates_us: dict  # mode -> the model's estimated convolution and matmul time
+
+    @property
+    def is_iree_default(self) -> bool:
+        return self.mode == IREE_DEFAULT[0] and all(c.layout == IREE_DEFAULT[1] for c in self.ops)
+
+    @property
+    def iree_flags(self) -> tuple[str, ...]:
+        return () if self.is_iree_default else MODE_FLAGS[self.mode] + (STACK_FLAG,)
+
+
+def estimate(shape: OpShape, database: CpuDatabase | None) -> tuple[str, dict]:
+    """(source, {"mode/layout": us}) for one op: its own entry's times, or the nearest
+    entry's scaled by the work ratio, or nothing."""
+    if database is None:
+        return "none", {}
+    entry = database.exact(shape)
+    if entry is not None:
+        return "measured", dict(entry.times_us)
+    entry = database.nearest(shape)
+    if entry is None:
+        return "none", {}
+    scale = shape.work / max(entry.shape.work, 1)
+    return "nearest", {k: v * scale for k, v in entry.times_us.items()}
+
+
+def choose_plan(shapes: list[OpShape], database: CpuDatabase | None, modes=MODES) -> CpuPlan:
+    """The mode, and each op's layout, estimated fastest. Ops with no estimate keep IREE's
+    layout and count the same in every mode. IREE's own build wins ties."""
+    estimates = [estimate(s, database) for s in shapes]
+    best: dict[str, list[tuple[str, float | None]]] = {}
+    totals: dict[str, float] = {}
+    for mode in modes:
+        picks, total = [], 0.0
+        for shape, (_, times) in zip(shapes, estimates):
+            default = times.get("/".join(IREE_DEFAULT))
+            options = [(times[f"{mode}/{layout}"], i, layout) for i, layout in enumerate(shape.layouts()) if f"{mode}/{layout}" in times]
+            if default is None:  # nothing known: IREE's layout, the same in every mode
+                picks.append(("nchw", None))
+                continue
+            if not options:  # not measured in this mode: IREE's layout at IREE's time
+                options = [(default, 0, "nchw")]
+            time, _, layout = min(options)
+            picks.append((layout, time))
+            total += time
+        best[mode], totals[mode] = picks, total
+    mode = min(modes, key=lambda m: (totals[m], m != IREE_DEFAULT[0]))
+    ops = tuple(OpChoice(s, layout, source, time) for s, (source, _), (layout, time) in zip(shapes, estimates, best[mode]))
+    return CpuPlan(mode, ops, {m: round(t, 1) for m, t in totals.items()})
+
+
+def host_isa(cpu_flags: set[str]) -> str:
+    """The database name for a host: its architecture and widest vector extension."""
+    for flag, name in (("avx512f", "x86_64-avx512"), ("avx2", "x86_64-avx2"), ("sve", "aarch64-sve"), ("asimd", "aarch64-neon")):
+        if flag in cpu_flags:
+            return name
+    return "generic"
+
+
+def default_database(isa: str) -> CpuDatabase | None:
+    """The built-in database for the host's ISA, or the x86_64 AVX-512 one, whose ratios
+    between layouts are the best guess measured anywhere."""
+    folder = Path(__file__).resolve().parent.parent / "kernel_db"
+    for name in (isa, "x86_64-avx512"):
+        path = folder / f"cpu-{name}.json"
+        if path.exists():
+            return CpuDatabase.load(str(path))
+    return None

@@ -1,0 +1,205 @@
+"""`schedc tune --target=llvm-cpu`: measure each convolution and matmul of a model in every CPU
+mode and layout (schedc.decisions.cpu_config), keep the times in a CPU kernel database.
+
+The same three steps as for GPUs; here the compile machine is usually the run machine, so
+`schedc tune MODEL.mlir --target=llvm-cpu` runs all three:
+
+    schedc tune prepare MODEL.mlir... --target=llvm-cpu -o tune/   # compile the candidates
+    schedc tune bench tune/ --device=local-task                     # time them (runtime only)
+    schedc tune merge tune/ --target=llvm-cpu --database=DB.json    # times into the database
+
+`prepare` takes the model to the end of IREE's input phase and, for each distinct op
+(`schedc.ir.cpu_ops.shaped_ops`), builds one module per mode holding one function per layout
+IREE can build for it (`standalone_module`), compiled with that mode's flags. `bench` calls
+each function on seeded random inputs already on the device, checks its outputs against IREE's
+own build (plain mode, nchw) and takes the median of `calls` calls. `merge` writes every op's
+times, those that matched, into the database, where a later compile finds them by the op's
+shape (`CpuDatabase.exact`).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from schedc.decisions.cpu_config import IREE_DEFAULT, MODE_FLAGS, MODES, STACK_FLAG, CpuDatabase, CpuEntry, OpShape, default_database
+from schedc.errors import CompileError, SchedcError
+from schedc.outputs import write_output
+from schedc.targets import Target
+from schedc.tune.bench import _host, parse_tensor_type, relative_error
+from schedc.tune.prepare import MANIFEST, RESULTS, TOLERANCE, Progress, read_manifest
+
+
+@dataclass(frozen=True)
+class CpuTuneOptions:
+    target: Target
+    iree_flags: tuple[str, ...] = ()
+    known: frozenset[str] = frozenset()  # op keys to skip (already in a database)
+
+
+def _input_module(source: Path, options: CpuTuneOptions):
+    """The model at the end of IREE's input phase, parsed."""
+    import tempfile
+
+    from iree.compiler import ir
+
+    from schedc.compiler.iree_tools import run_iree_tool
+    from schedc.ir.mlirio import parse_module, printable
+
+    with tempfile.TemporaryDirectory(prefix="schedc-tune-") as work:
+        output = Path(work) / "input.mlir"
+        run_iree_tool("iree-compile", [str(source), *options.target.iree_flags(), *options.iree_flags, "--compile-to=input", "-o", str(output)],
+                      what=f"IREE's input conversion of {source}")
+        return parse_module(printable(output.read_text()), str(source), ir.Context())
+
+
+def prepare(models: list[str], folder: str, options: CpuTuneOptions, isa: str) -> dict:
+    """Compiles, for every distinct convolution and matmul of `models`, one module per mode."""
+    from schedc.ir.cpu_ops import shaped_ops, standalone_module
+
+    if options.target.name != "llvm-cpu":
+        raise SchedcError(f"CPU tuning is for llvm-cpu, not '{options.target.name}'")
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    jobs: dict[str, dict] = {}
+    for model in models:
+        module = _input_module(Path(model), options)
+        for op, shape in shaped_ops(module.operation):
+            if shape.key in jobs or shape.key in options.known:
+                continue
+            text, layouts = standalone_module(op, shape.layouts())
+            jobs[shape.key] = {
+                "name": f"k{len(jobs):03d}", "model": str(model), "shape": shape.to_json(), "layouts": layouts,
+                "operands": [str(v.type) for v in list(op.operands)[:-1]], "text": text,  # the output is made inside
+            }
+    progress = Progress(len(jobs) * len(MODES), "compiling candidates")
+    kernels = []
+    for job in jobs.values():
+        source = out / f"{job['name']}.mlir"
+        source.write_text(job.pop("text"))
+        job["modules"], job["failed"] = {}, {}
+        for mode in MODES:
+            vmfb = out / f"{job['name']}.{mode}.vmfb"
+            try:
+                _compile(source, vmfb, mode, options)
+                job["modules"][mode] = vmfb.name
+            except CompileError as e:
+                job["failed"][mode] = str(e).splitlines()[1][:300] if "\n" in str(e) else str(e)[:300]
+            progress.step(job["shape"]["kind"])
+        kernels.append(job)
+    progress.close()
+    manifest = {"target": "llvm-cpu", "arch": options.target.arch, "isa": isa, "models": [str(m) for m in models], "kernels": kernels}
+    write_output(str(out / MANIFEST), json.dumps(manifest, indent=1) + "\n")
+    return manifest
+
+
+def _compile(source: Path, output: Path, mode: str, options: CpuTuneOptions) -> None:
+    from schedc.compiler.iree_tools import run_iree_tool
+
+    flags = [*options.target.iree_flags(), *options.iree_flags, *MODE_FLAGS[mode], STACK_FLAG]
+    run_iree_tool("iree-compile", [str(source), *flags, "-o", str(output)], what=f"IREE's {mode} build of {source.name}")
+
+
+def bench(folder: str, device: str = "local-task", calls: int = 100, warmup: int = 5, progress=None) -> dict:
+    """Times every function of every candidate module in `folder`; writes results.json."""
+    import iree.runtime as rt
+
+    out = Path(folder)
+    manifest = read_manifest(folder)
+    if manifest.get("target") != "llvm-cpu":
+        raise SchedcError(f"{folder} was prepared for {manifest.get('target')}: bench it with 'schedc tune bench {folder}'")
+    try:
+        config = rt.Config(device)
+    except (RuntimeError, ValueError) as e:
+        raise SchedcError(f"no '{device}' device here ({str(e).splitlines()[0]})") from None
+    started = time.perf_counter()
+    results: dict[str, dict] = {}
+    for number, kernel in enumerate(manifest["kernels"]):
+        rng = np.random.default_rng(number + 1)
+        types = [parse_tensor_type(t) for t in kernel["operands"]]
+        inputs = [rt.asdevicearray(config.device, rng.standard_normal(shape).astype(dtype)) for shape, dtype in types]
+        results[kernel["name"]] = _bench_op(rt, config, out, kernel, inputs, calls, warmup)
+        if progress is not None:
+            progress(number + 1, len(manifest["kernels"]), kernel["name"])
+    document = {"device": device, "calls": calls, "seconds": round(time.perf_counter() - started, 1), "kernels": results}
+    write_output(str(out / RESULTS), json.dumps(document, indent=1) + "\n")
+    return document
+
+
+def _bench_op(rt, config, out: Path, kernel: dict, inputs, calls: int, warmup: int) -> dict:
+    """Each candidate's outputs against IREE's own build, then `calls` rounds that time one
+    call of every candidate in turn (a slow spell of the machine then falls on all of them),
+    and each one's median."""
+    measured, candidates, reference = {}, {}, None
+    for mode, file in kernel["modules"].items():
+        vm_module = rt.VmModule.mmap(config.vm_instance, str(out / file))
+        functions = rt.SystemContext(vm_modules=[vm_module], config=config).modules[vm_module.name]
+        for layout in kernel["layouts"]:
+            name = f"{mode}/{layout}"
+            try:
+                outputs = _host(functions[layout](*inputs))
+            except (RuntimeError, ValueError) as e:
+                measured[name] = {"time_us": None, "error": None, "failure": str(e).splitlines()[0][:300]}
+                continue
+            reference = outputs if reference is None else reference  # plain/nchw, IREE's own build, comes first
+            measured[name] = {"error": max((relative_error(o, r) for o, r in zip(outputs, reference)), default=0.0)}
+            candidates[name] = functions[layout]
+    times: dict[str, list[float]] = {name: [] for name in candidates}
+    for round_ in range(warmup + calls):
+        for name, function in candidates.items():
+            start = time.perf_counter()
+            function(*inputs)
+            if round_ >= warmup:
+                times[name].append(time.perf_counter() - start)
+    for name, spent in times.items():
+        measured[name]["time_us"] = round(statistics.median(spent) * 1e6, 2)
+    return measured
+
+
+def entries(manifest: dict, results: dict) -> list[CpuEntry]:
+    """Each op's times that ran and matched IREE's own build within the element type's
+    tolerance; an op whose own build did not run gives none."""
+    found = []
+    for kernel in manifest["kernels"]:
+        shape = OpShape.from_json(kernel["shape"])
+        measured = results.get(kernel["name"], {})
+        if measured.get("/".join(IREE_DEFAULT), {}).get("time_us") is None:
+            continue
+        tolerance = TOLERANCE.get(shape.dtype, 1e-4)
+        times = {k: m["time_us"] for k, m in measured.items() if m.get("time_us") is not None and m["error"] <= tolerance}
+        found.append(CpuEntry(shape, times))
+    return found
+
+
+def merge(folder: str, database_path: str | None, isa: str) -> tuple[CpuDatabase, list[CpuEntry], str]:
+    """Adds a benched folder's measured ops to a CPU database (by default the built-in one
+    for `isa`, the host's)."""
+    out = Path(folder)
+    manifest = read_manifest(folder)
+    if manifest.get("target") != "llvm-cpu":
+        raise SchedcError(f"{folder} was prepared for {manifest.get('target')}, not llvm-cpu")
+    try:
+        results = json.loads((out / RESULTS).read_text())["kernels"]
+    except FileNotFoundError:
+        raise SchedcError(f"{folder}: no {RESULTS}; run 'schedc tune bench {folder}' first") from None
+    if manifest["isa"] != isa:
+        raise SchedcError(f"{folder} was measured on {manifest['isa']}, not {isa}")
+    path = database_path or str(builtin_path(isa))
+    database = CpuDatabase.load(path) if Path(path).exists() else (default_database(isa) if database_path is None else None)
+    if database is not None and database.isa != isa:
+        raise SchedcError(f"{path} holds times for {database.isa}, not {isa}")
+    database = database or CpuDatabase(isa)
+    kept = entries(manifest, results)
+    for entry in kept:
+        database.add(entry)
+    database.save(path)
+    return database, kept, path
+
+
+def builtin_path(isa: str) -> Path:
+    return Path(__file__).resolve().parent.parent / "kernel_db" / f"cpu-{isa}.json"

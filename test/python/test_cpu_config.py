@@ -1,0 +1,134 @@
+"""cpu-config's decision without MLIR: op shapes, the database, estimates and the plan."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from schedc.decisions.cpu_config import (
+    IREE_DEFAULT,
+    MODE_FLAGS,
+    STACK_FLAG,
+    CpuDatabase,
+    CpuEntry,
+    OpShape,
+    choose_plan,
+    default_database,
+    estimate,
+    host_isa,
+)
+from schedc.errors import SchedcError
+
+
+def conv(cin=16, cout=32, size=18, k=3, stride=1, kind="conv") -> OpShape:
+    return OpShape(kind, "f32", cin=cin, cout=cout if kind == "conv" else cin, h=size, w=size, kh=k, kw=k, stride=(stride, stride),
+                   groups=cin if kind == "depthwise" else 1)
+
+
+def matmul(m=64, n=256, k=256) -> OpShape:
+    return OpShape("matmul", "f32", m=m, n=n, k=k)
+
+
+def database(*entries: tuple[OpShape, dict]) -> CpuDatabase:
+    db = CpuDatabase("x86_64-avx512")
+    for shape, times in entries:
+        db.add(CpuEntry(shape, times))
+    return db
+
+
+def test_shape_arithmetic():
+    op = conv(cin=16, cout=32, size=18, k=3, stride=2)
+    assert op.out_hw == (8, 8)
+    assert op.work == 32 * 8 * 8 * 3 * 3 * 16
+    assert conv(kind="depthwise").work == 16 * 16 * 16 * 9
+    assert matmul(4, 8, 16).work == 4 * 8 * 16
+    assert "winograd" in conv(k=3, stride=1).layouts() and "winograd" not in conv(k=3, stride=2).layouts()
+    assert matmul().layouts() == ("nchw",)
+    with pytest.raises(ValueError, match="unknown op kind 'pool'"):
+        OpShape("pool", "f32")
+
+
+def test_measured_layout_wins_and_flags_follow_the_mode():
+    fast_im2col = {"plain/nchw": 100.0, "plain/im2col": 40.0, "data-tiling/nchw": 100.0, "data-tiling/im2col": 45.0}
+    plan = choose_plan([conv()], database((conv(), fast_im2col)))
+    assert (plan.mode, plan.ops[0].layout, plan.ops[0].source, plan.ops[0].time_us) == ("plain", "im2col", "measured", 40.0)
+    assert plan.iree_flags == (STACK_FLAG,)
+    tiled = choose_plan([matmul()], database((matmul(), {"plain/nchw": 50.0, "data-tiling/nchw": 20.0})))
+    assert tiled.mode == "data-tiling" and tiled.iree_flags == MODE_FLAGS["data-tiling"] + (STACK_FLAG,)
+
+
+def test_mode_is_chosen_for_the_whole_module():
+    # data tiling helps the matmul by 30 us and costs the convolution 50: the sum decides.
+    a = (conv(), {"plain/nchw": 100.0, "data-tiling/nchw": 150.0})
+    b = (matmul(), {"plain/nchw": 50.0, "data-tiling/nchw": 20.0})
+    plan = choose_plan([conv(), matmul()], database(a, b))
+    assert plan.mode == "plain" and plan.estimates_us == {"plain": 150.0, "data-tiling": 170.0}
+
+
+def test_iree_default_wins_ties_and_unknown_ops_stay():
+    plan = choose_plan([conv()], database((conv(), {"plain/nchw": 10.0, "plain/nhwc": 10.0, "data-tiling/nchw": 10.0})))
+    assert plan.is_iree_default and plan.iree_flags == ()
+    alone = choose_plan([conv(), matmul()], None)
+    assert alone.is_iree_default and [c.source for c in alone.ops] == ["none", "none"]
+
+
+def test_nearest_entry_scales_by_work():
+    measured = conv(cin=16, cout=32, size=18)
+    bigger = conv(cin=32, cout=32, size=18)  # twice the work, same kind
+    source, times = estimate(bigger, database((measured, {"plain/nchw": 10.0, "plain/im2col": 4.0})))
+    assert source == "nearest" and times == {"plain/nchw": 20.0, "plain/im2col": 8.0}
+    # another kind is never a neighbour
+    assert estimate(matmul(), database((measured, {"plain/nchw": 1.0})))[0] == "none"
+
+
+def test_a_mode_not_measured_counts_iree_time():
+    plan = choose_plan([conv(), matmul()], database((conv(), {"plain/nchw": 100.0}), (matmul(), {"plain/nchw": 50.0, "data-tiling/nchw": 20.0})))
+    assert plan.mode == "data-tiling" and plan.ops[0].layout == "nchw" and plan.estimates_us["data-tiling"] == 120.0
+
+
+times = st.floats(min_value=1.0, max_value=1e4, allow_nan=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["conv", "depthwise", "matmul"]), st.dictionaries(
+    st.sampled_from(["plain/nhwc", "plain/im2col", "data-tiling/nchw", "data-tiling/im2col"]), times), times), min_size=1, max_size=6))
+def test_plan_is_never_estimated_slower_than_iree(ops):
+    shapes, entries = [], []
+    for i, (kind, extra, iree_time) in enumerate(ops):
+        shape = matmul(m=8 + i) if kind == "matmul" else conv(cin=8 + i, kind=kind)
+        shapes.append(shape)
+        allowed = {k: v for k, v in extra.items() if k.split("/")[1] in shape.layouts()}
+        entries.append((shape, {"/".join(IREE_DEFAULT): iree_time, **allowed}))
+    plan = choose_plan(shapes, database(*entries))
+    iree_total = sum(t["/".join(IREE_DEFAULT)] for _, t in entries)
+    assert min(plan.estimates_us.values()) == plan.estimates_us[plan.mode]
+    assert plan.estimates_us[plan.mode] <= round(iree_total, 1) + 1e-6
+    assert all(c.layout in c.shape.layouts() for c in plan.ops)
+
+
+def test_database_round_trip_and_errors(tmp_path):
+    db = database((conv(), {"plain/nchw": 1.5}), (matmul(), {"plain/nchw": 2.0, "data-tiling/nchw": 1.0}))
+    path = tmp_path / "db.json"
+    db.save(str(path))
+    again = CpuDatabase.load(str(path))
+    assert again.isa == "x86_64-avx512" and again.entries == db.entries
+    path.write_text('{"format": "schedc-cpu-kernels/1", "isa": "x", "entries": [{"shape": {"kind": "conv"}}]}')
+    with pytest.raises(SchedcError, match="malformed CPU kernel database"):
+        CpuDatabase.load(str(path))
+    path.write_text("[1, 2")
+    with pytest.raises(SchedcError, match="not a CPU kernel database"):
+        CpuDatabase.load(str(path))
+    with pytest.raises(SchedcError, match="cannot read the CPU kernel database"):
+        CpuDatabase.load(str(tmp_path / "missing.json"))
+
+
+def test_host_isa_and_the_builtin_database():
+    assert host_isa({"fpu", "avx2", "avx512f"}) == "x86_64-avx512"
+    assert host_isa({"avx2"}) == "x86_64-avx2"
+    assert host_isa({"asimd"}) == "aarch64-neon"
+    assert host_isa(set()) == "generic"
+    builtin = default_database("aarch64-neon")  # no database of its own: AVX-512's ratios
+    assert builtin is not None and builtin.isa == "x86_64-avx512" and builtin.entries
+    kinds = {e.shape.kind for e in builtin.entries.values()}
+    assert kinds == {"conv", "depthwise", "matmul"}
