@@ -31,6 +31,8 @@ CPU_CONVS = [
     (48, 96, 50, 3, 2), (96, 192, 25, 3, 2), (3, 48, 100, 7, 2), (3, 24, 110, 3, 2), (24, 96, 50, 1, 1),
     (96, 24, 50, 1, 1), (160, 320, 12, 1, 1), (320, 80, 20, 1, 1), (192, 768, 10, 1, 1), (48, 48, 30, 5, 1),
 ]
+# transposed (a decoder's upsampling, stride 2): (in channels, out channels, input size, window)
+TRANSPOSED = [(96, 48, 10, 2), (48, 24, 20, 2), (160, 80, 8, 2), (24, 12, 40, 2), (64, 64, 12, 3)]
 # depthwise: (channels, output size, window, stride)
 DEPTHWISE = [(24, 100, 3, 1), (64, 60, 3, 1), (120, 40, 3, 2), (160, 30, 3, 1), (320, 16, 3, 1), (480, 9, 3, 1),
              (40, 50, 5, 1), (64, 40, 7, 1), (160, 20, 7, 1), (320, 10, 7, 1), (72, 33, 3, 2)]
@@ -75,8 +77,10 @@ def cpu_convs():
     torch.manual_seed(0)
     layers = [nn.Conv2d(cin, cout, window, stride) for cin, cout, _, window, stride in CPU_CONVS]
     layers += [nn.Conv2d(c, c, window, stride, groups=c) for c, _, window, stride in DEPTHWISE]
+    layers += [nn.ConvTranspose2d(cin, cout, window, 2) for cin, cout, _, window in TRANSPOSED]
     inputs = tuple(_conv_input(cin, size, window, stride) for cin, _, size, window, stride in CPU_CONVS)
     inputs += tuple(_conv_input(c, size, window, stride) for c, size, window, stride in DEPTHWISE)
+    inputs += tuple(torch.randn(1, cin, size, size) for cin, _, size, _ in TRANSPOSED)
     return Layers(layers).eval(), inputs
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from schedc.decisions.cpu_config import LAYOUTS, MODE_FLAGS, CpuDatabase, CpuPlan, OpChoice, choose_plan, default_database, host_isa
+from schedc.decisions.cpu_config import LAYOUTS, MODE_FLAGS, MODES, CpuDatabase, CpuPlan, OpChoice, choose_plan, default_database, host_isa
 from schedc.ir.cpu_ops import rewrite_op, shaped_ops
 from schedc.options import Phase
 from schedc.passes.base import PassInfo
@@ -42,11 +42,10 @@ def _database(options: Options, context) -> CpuDatabase | None:
     return CpuDatabase.load(path) if path else default_database(host_isa(host_cpu_features()))
 
 
-def _forced(plan: CpuPlan, options: Options) -> CpuPlan:
-    mode = options.mode or plan.mode
-    ops = tuple(OpChoice(c.shape, options.layout if options.layout in c.shape.layouts() else "nchw", "forced", None)
-                for c in plan.ops) if options.layout else plan.ops
-    return CpuPlan(mode, ops, plan.estimates_us)
+def _forced_layout(plan: CpuPlan, layout: str) -> CpuPlan:
+    """The plan with every op in `layout` where its mode lets it take it."""
+    ops = tuple(OpChoice(c.shape, layout if layout in c.shape.layouts(plan.mode) else "nchw", "forced", None) for c in plan.ops)
+    return CpuPlan(plan.mode, ops, plan.estimates_us)
 
 
 def cpu_config(module, pass_, options: Options, context) -> None:
@@ -54,9 +53,9 @@ def cpu_config(module, pass_, options: Options, context) -> None:
         return
     found = shaped_ops(module)
     database = _database(options, context)
-    plan = choose_plan([shape for _, shape in found], database)
-    if options.layout or options.mode:
-        plan = _forced(plan, options)
+    plan = choose_plan([shape for _, shape in found], database, modes=(options.mode,) if options.mode else MODES)
+    if options.layout:
+        plan = _forced_layout(plan, options.layout)
     ops = []
     for (op, _), choice in zip(found, plan.ops):
         applied = choice.layout != "nchw" and rewrite_op(op, choice.layout)

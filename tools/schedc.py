@@ -187,7 +187,9 @@ def cmd_tune(argv: list[str]) -> int:
 
         if args.calls is not None and args.calls < 1:
             raise SchedcError("--calls must be at least 1")
-        on_cpu = read_manifest(args.folder).get("target") == "llvm-cpu"
+        from schedc.tune.cpu import is_cpu_manifest
+
+        on_cpu = is_cpu_manifest(read_manifest(args.folder))
         if on_cpu:
             from schedc.tune.cpu import bench
         calls = args.calls or (100 if on_cpu else 20)

@@ -37,7 +37,7 @@ def test_empty_pipeline_is_no_passes():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("nope", "unknown pass 'nope'; available passes: arena-plan, kernel-config, memory-order, overlap-fills, p, print-kernel-graph"),
+        ("nope", "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, overlap-fills, p, print-kernel-graph"),
         ("p{depth=1}", "pass 'p' has no option 'depth'; its options: limit, strategy, strict"),
         ("p{limit=many}", "expected int, got 'many'"),
         ("p{strict=maybe}", "expected true or false"),
@@ -65,13 +65,14 @@ def test_a_pass_before_what_it_must_follow_is_an_error():
 
 
 def test_an_unknown_phase_is_an_error_where_the_pass_is_defined():
-    with pytest.raises(ValueError, match="unknown phase 'stream-asnyc'; phases: preprocessing, flow, stream-async, stream, hal"):
+    with pytest.raises(ValueError, match="unknown phase 'stream-asnyc'; phases: input, preprocessing, flow, stream-async, stream, hal"):
         PassInfo("p", "a pass", run=lambda *a: None, phase="stream-asnyc")
 
 
 def test_the_registry_holds_exactly_these_passes_in_these_phases():
     assert {name: info.phase for name, info in REGISTRY.items()} == {
         "print-kernel-graph": "flow",
+        "cpu-config": "input",
         "split-concat": "preprocessing",
         "kernel-config": "flow",
         "memory-order": "flow",
@@ -85,5 +86,5 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
     with pytest.raises(PipelineError) as info:
         parse_pipeline("nope", REGISTRY)
     assert str(info.value) == (
-        "unknown pass 'nope'; available passes: arena-plan, kernel-config, memory-order, overlap-fills, print-kernel-graph, remat, split-concat, static-replay, stream-schedule, stream-waves"
+        "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, overlap-fills, print-kernel-graph, remat, split-concat, static-replay, stream-schedule, stream-waves"
     )

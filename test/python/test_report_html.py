@@ -195,3 +195,19 @@ def test_kernel_configs_on_the_graph_hover_and_in_a_table():
     assert text.count("kernel config:") == 1
     assert '<tr data-dispatch="forward_dispatch_1_conv_2d_nchw_fchw_1x64x56x56x64x3x3_f32">' in text
     assert "<h2>Kernel configs</h2>" in text and "not measured" in text
+
+
+def test_cpu_plan_in_a_table_and_the_summary():
+    from schedc.report.build import summary_lines
+
+    report = synthetic_report(3)
+    report["cpu_plan"] = {"database": "cpu.json", "mode": "data-tiling", "iree_flags": ["--iree-opt-data-tiling"],
+                          "estimates_us": {"plain": 900.0, "data-tiling": 700.0}, "ops": [
+        {"op": "conv 1x64x58x58 -> 64 k3x3 <b>", "kind": "conv", "work": 1, "layout": "im2col", "source": "nearest", "time_us": 650.5},
+        {"op": "matmul 1x1x10x32 f32", "kind": "matmul", "work": 1, "layout": "nchw", "source": "none", "time_us": None}]}
+    text = render_html(report)
+    assert "<h2>CPU code generation</h2>" in text and "cpu-config chose mode data-tiling" in text
+    assert "k3x3 &lt;b&gt;" in text and "not estimated" in text
+    lines = summary_lines(report)
+    assert "cpu-config (database cpu.json): mode data-tiling; 1 im2col, 1 nchw; estimated plain 900 us, data-tiling 700 us" in lines
+    assert "  conv 1x64x58x58 -> 64 k3x3 <b>: im2col, 650.5 us (nearest)" in lines

@@ -2,46 +2,64 @@
 matmul, from times measured on CPUs. Pure Python over plain data.
 
 Which of IREE 3.13's CPU levers apply to one op and which to the whole module was measured
-(bench/cpu_levers.py); the choice follows:
-- per op: a convolution's layout. `nchw` is torch's, which IREE keeps by default; `nhwc` is
-  channels-last, with transposes that IREE's global optimization cancels between neighbours;
-  `im2col` is a matmul over an im2col'd image; `winograd` is IREE's Winograd F(6,3) for 3x3
-  windows at stride 1. IREE's passes for these are whole-function passes; schedc applies them one op at
-  a time (schedc.ir.cpu_ops.rewrite_op).
-- per module: the mode, `plain` or `data-tiling` (`--iree-opt-data-tiling` with micro-kernels,
-  `--iree-llvmcpu-enable-ukernels=all`: matmuls packed into the target's register tiles).
-  IREE takes these as flags only. Data tiling without micro-kernels was slower than either on
-  every model measured.
+(bench/README.md, "CPU"); the choice follows:
+- per op: a convolution's layout. `nchw` is IREE's own build of it; `im2col` is a matmul over
+  an im2col'd image; `winograd` is IREE's Winograd F(6,3) for 3x3 windows at stride 1. IREE's
+  passes for these are whole-function passes; schedc applies them one op at a time
+  (schedc.ir.cpu_ops.rewrite_op).
+- per module: the mode. `data-tiling` packs matmuls into the target's register tiles
+  (`--iree-opt-data-tiling` with micro-kernels, `--iree-llvmcpu-enable-ukernels=all`; data
+  tiling without micro-kernels was slower than either on every model measured).
+  `channels-last` has IREE convert the convolutions left in `nchw` to NHWC in its
+  preprocessing, where its transposes cancel between neighbours and its filter transposes fold
+  at compile time: the same pass applied to one op at a time left them in, and a ResNet-18 ran
+  7x slower than IREE alone, against 0.26x with the module-wide flag. Both may be combined.
+  IREE takes all of these as flags only.
 
 Each op's time in each mode and layout comes from a database of measurements (`CpuDatabase`):
 an entry measured for the same shape wins (`schedc tune --target=llvm-cpu` writes them);
-otherwise the nearest measured shape of the same kind scales its times by the work ratio (the
-built-in database is a synthetic sweep, bench/cpu_sweep.py). The plan takes, for each mode, the
-fastest layout of every op, and the mode whose sum is least. IREE's own build (plain, nchw) is
-always among the candidates, so the plan is never estimated slower than IREE alone.
+otherwise neighbours estimate it (`estimate`; the built-in database is a synthetic sweep,
+`python bench/sweep.py cpu`). The plan takes, for each mode, the fastest layout of every op,
+and the mode whose sum is least. IREE's own build (plain, nchw) is always among the
+candidates, so the plan is never estimated slower than IREE alone.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from schedc.errors import SchedcError
 
-MODES = ("plain", "data-tiling")
-LAYOUTS = ("nchw", "nhwc", "im2col", "winograd")
+LAYOUTS = ("nchw", "im2col", "winograd")
 IREE_DEFAULT = ("plain", "nchw")
+_DATA_TILING = ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all")
+_CHANNELS_LAST = ("--iree-preprocessing-pass-pipeline=builtin.module(util.func(iree-preprocessing-convert-conv-to-channels-last))",)
 MODE_FLAGS = {
     "plain": (),
-    "data-tiling": ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all"),
+    "data-tiling": _DATA_TILING,
+    "channels-last": _CHANNELS_LAST,
+    "channels-last+data-tiling": _CHANNELS_LAST + _DATA_TILING,
 }
+MODES = tuple(MODE_FLAGS)
+CHANNELS_LAST_MODES = ("channels-last", "channels-last+data-tiling")
+# In a channels-last mode a depthwise convolution stays NCHW (IREE's pass leaves it), between
+# neighbours in NHWC: the transposes into and out of it move the bytes it reads and writes
+# again, so it counts this many times its own time.
+DEPTHWISE_IN_CHANNELS_LAST = 2.0
 # IREE's CPU code generation rejects a dispatch whose stack buffers pass 32 KiB (its default);
 # data tiling and im2col made some just over it (34,816 B on bench/models.py's randwire, which
 # then ran correctly on IREE's task runtime). Every plan but IREE's own takes twice the room.
 STACK_FLAG = "--iree-llvmcpu-stack-allocation-limit=65536"
 KINDS = ("conv", "depthwise", "matmul")
+# The largest filter (input x output channels) whose Winograd transform IREE 3.13 hoisted to
+# load time in the sweep (120 x 40, 10x faster than its NCHW build); from 128 x 128 up it was
+# recomputed every call, 2-16x slower (under --iree-opt-const-expr-max-size-increase-threshold's
+# default). Between the two nothing was measured: the bound stays at what was.
+WINOGRAD_MAX_CHANNEL_PAIRS = 120 * 40
 FORMAT = "schedc-cpu-kernels/1"
 
 
@@ -64,6 +82,9 @@ class OpShape:
     m: int = 0  # matmuls: (batch x) m x k times k x n
     n: int = 0
     k: int = 0
+    # The op adds into an output that is not zero (torch's bias, broadcast into it): not part
+    # of the key, since the time is the same.
+    accumulates: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -93,13 +114,19 @@ class OpShape:
         return (f"{self.kind} {self.batch}x{self.cin}x{self.h}x{self.w} -> {self.cout} k{self.kh}x{self.kw} "
                 f"s{self.stride[0]}x{self.stride[1]} d{self.dilation[0]}x{self.dilation[1]} {self.dtype}")
 
-    def layouts(self) -> tuple[str, ...]:
-        """The layouts this op may take (IREE builds some of them only for some ops: a measured
-        database entry has times for those it built): matmuls have none to choose, Winograd
-        is for 3x3 windows at stride 1."""
-        if self.kind == "matmul":
+    def layouts(self, mode: str = IREE_DEFAULT[0]) -> tuple[str, ...]:
+        """The layouts this op may take in `mode` (IREE builds some of them only for some ops: a
+        measured database entry has times for those it built): matmuls have none to choose;
+        in a channels-last mode every convolution is IREE's (NHWC) one; Winograd is for 3x3
+        windows at stride 1 into a zero output."""
+        if self.kind == "matmul" or mode in CHANNELS_LAST_MODES:
             return ("nchw",)
-        winograd = (self.kh, self.kw, self.stride, self.dilation) == (3, 3, (1, 1), (1, 1))
+        # IREE's Winograd drops what the output held before (a bias broadcast into it was lost:
+        # 3% off on test/python/test_cpu_end_to_end.py's net), so it takes zero outputs only;
+        # and it is fast only where IREE hoists the filter transform to load time, which it
+        # does for small filters only (WINOGRAD_MAX_CHANNEL_PAIRS).
+        winograd = ((self.kh, self.kw, self.stride, self.dilation) == (3, 3, (1, 1), (1, 1)) and not self.accumulates
+                    and self.cin * self.cout <= WINOGRAD_MAX_CHANNEL_PAIRS)
         return LAYOUTS if winograd else tuple(layout for layout in LAYOUTS if layout != "winograd")
 
     def features(self) -> tuple[float, ...]:
@@ -144,13 +171,12 @@ class CpuDatabase:
     def exact(self, shape: OpShape) -> CpuEntry | None:
         return self.entries.get(shape.key)
 
-    def nearest(self, shape: OpShape) -> CpuEntry | None:
-        """The measured entry of the same kind and element type closest in log-shape."""
+    def nearest(self, shape: OpShape, count: int = 1) -> list[CpuEntry]:
+        """The `count` measured entries of the same kind and element type closest in
+        log-shape, nearest first."""
         same = [e for e in self.entries.values() if e.shape.kind == shape.kind and e.shape.dtype == shape.dtype]
-        if not same:
-            return None
         here = shape.features()
-        return min(same, key=lambda e: (sum((a - b) ** 2 for a, b in zip(here, e.shape.features())), e.shape.key))
+        return sorted(same, key=lambda e: (sum((a - b) ** 2 for a, b in zip(here, e.shape.features())), e.shape.key))[:count]
 
     def to_json(self) -> dict:
         return {
@@ -205,19 +231,36 @@ class CpuPlan:
         return () if self.is_iree_default else MODE_FLAGS[self.mode] + (STACK_FLAG,)
 
 
+# Neighbours an unmeasured op's estimate reads. The times of CPU code across shapes have cliffs
+# (a Winograd filter transform IREE hoists to load time or not, by its size; a shape the
+# vector width divides or not), so one neighbour is not enough: a choice's ratio to IREE's own
+# build is the median of three neighbours'. (The largest of the three, tried too, kept
+# channels-last and im2col from SqueezeNet's and ConvNeXt's convolutions, one neighbour's
+# cliff outvoting two: 4.4x and 1.3x torch eager, against 0.6x and 0.9x.)
+NEIGHBOURS = 3
+
+
 def estimate(shape: OpShape, database: CpuDatabase | None) -> tuple[str, dict]:
-    """(source, {"mode/layout": us}) for one op: its own entry's times, or the nearest
-    entry's scaled by the work ratio, or nothing."""
+    """(source, {"mode/layout": us}) for one op: its own entry's times; else IREE's build
+    from the nearest entry scaled by the work ratio, and each other mode/layout at the
+    median ratio to IREE's build among the NEIGHBOURS nearest entries, when all measured it."""
     if database is None:
         return "none", {}
     entry = database.exact(shape)
     if entry is not None:
         return "measured", dict(entry.times_us)
-    entry = database.nearest(shape)
-    if entry is None:
+    neighbours = database.nearest(shape, NEIGHBOURS)
+    default = "/".join(IREE_DEFAULT)
+    if not neighbours:
         return "none", {}
-    scale = shape.work / max(entry.shape.work, 1)
-    return "nearest", {k: v * scale for k, v in entry.times_us.items()}
+    iree_time = neighbours[0].times_us[default] * shape.work / max(neighbours[0].shape.work, 1)
+    candidates = {k for e in neighbours for k in e.times_us}
+    times = {}
+    for candidate in sorted(candidates):
+        ratios = [e.times_us[candidate] / e.times_us[default] for e in neighbours if candidate in e.times_us]
+        if len(ratios) == len(neighbours):  # a layout some neighbour lacks (IREE could not build it) is not guessed
+            times[candidate] = iree_time * statistics.median(ratios)
+    return "nearest", times
 
 
 def choose_plan(shapes: list[OpShape], database: CpuDatabase | None, modes=MODES) -> CpuPlan:
@@ -230,13 +273,15 @@ def choose_plan(shapes: list[OpShape], database: CpuDatabase | None, modes=MODES
         picks, total = [], 0.0
         for shape, (_, times) in zip(shapes, estimates):
             default = times.get("/".join(IREE_DEFAULT))
-            options = [(times[f"{mode}/{layout}"], i, layout) for i, layout in enumerate(shape.layouts()) if f"{mode}/{layout}" in times]
+            options = [(times[f"{mode}/{layout}"], i, layout) for i, layout in enumerate(shape.layouts(mode)) if f"{mode}/{layout}" in times]
             if default is None:  # nothing known: IREE's layout, the same in every mode
                 picks.append(("nchw", None))
                 continue
             if not options:  # not measured in this mode: IREE's layout at IREE's time
                 options = [(default, 0, "nchw")]
             time, _, layout = min(options)
+            if shape.kind == "depthwise" and mode in CHANNELS_LAST_MODES:
+                time *= DEPTHWISE_IN_CHANNELS_LAST
             picks.append((layout, time))
             total += time
         best[mode], totals[mode] = picks, total

@@ -29,6 +29,10 @@ def iree_arenas(packs: list[Pack]) -> dict[str, list[dict]]:
     return result
 
 
+# Passes whose record is the module's, not per function.
+MODULE_WIDE = ("kernel-config", "cpu-config")
+
+
 def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, arenas_without: dict | None = None) -> dict:
     """Per function: each pass's record, IREE's transient bytes with and without schedc
     (`with_schedc`, `without`: each function's transient allocations, as
@@ -36,8 +40,9 @@ def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, ar
     and IREE's own arenas without schedc (`arenas_without`, as `iree_arenas` makes them)."""
     functions: dict[str, dict] = {}
     kernels = records.get("kernel-config", {}).get("module")  # module-wide, not per function
+    cpu_plan = records.get("cpu-config", {}).get("module")
     for pass_name, per_function in records.items():
-        if pass_name == "kernel-config":
+        if pass_name in MODULE_WIDE:
             continue
         for function, record in per_function.items():
             functions.setdefault(function, {})[pass_name] = record
@@ -58,6 +63,8 @@ def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, ar
     report = {**meta, "functions": functions}
     if kernels is not None:
         report["kernels"] = kernels
+    if cpu_plan is not None:
+        report["cpu_plan"] = cpu_plan
     return report
 
 
@@ -110,6 +117,8 @@ def summary_lines(report: dict) -> list[str]:
     kernels = report.get("kernels")
     if kernels:
         lines.extend(kernel_lines(kernels))
+    if report.get("cpu_plan"):
+        lines.extend(cpu_plan_lines(report["cpu_plan"]))
     return lines
 
 
@@ -140,6 +149,21 @@ def kernel_lines(kernels: dict) -> list[str]:
     for kernel in kernels["kernels"]:
         time = f"{kernel['time_us']:.2f} us measured" if kernel["time_us"] is not None else "not measured"
         lines.append(f"  {kernel['dispatch']}: {kernel['signature']}, {kernel['source']}: {kernel['config']}; {time}")
+    return lines
+
+
+def cpu_plan_lines(plan: dict) -> list[str]:
+    """One line for cpu-config's plan, then one per convolution or matmul it read."""
+    layouts: dict[str, int] = {}
+    for op in plan["ops"]:
+        layouts[op["layout"]] = layouts.get(op["layout"], 0) + 1
+    estimates = ", ".join(f"{mode} {us:,.0f} us" for mode, us in plan["estimates_us"].items())
+    counts = ", ".join(f"{n} {layout}" for layout, n in sorted(layouts.items()))
+    lines = [f"cpu-config (database {plan['database'] or 'none'}): mode {plan['mode']}; {counts or 'no convolutions or matmuls'}"
+             + (f"; estimated {estimates}" if plan["ops"] else "")]
+    for op in plan["ops"]:
+        time = f"{op['time_us']:,.1f} us ({op['source']})" if op["time_us"] is not None else op["source"]
+        lines.append(f"  {op['op']}: {op['layout']}, {time}")
     return lines
 
 

@@ -188,19 +188,38 @@ def kernel_configs(report: dict) -> dict[str, str]:
     return {k["dispatch"]: f"{k['config']} ({k['source']})" for k in kernels}
 
 
+def _choice_table(title: str, note: str, headers: list[str], rows: list[tuple[str, list[str], str]]) -> str:
+    """A section of one row per dispatch or op: (its name, its cells (escaped), the row's
+    attributes)."""
+    body = "".join(f'<tr{attributes}><th>{escape(name)}</th>{"".join(f"<td>{c}</td>" for c in cells)}</tr>' for name, cells, attributes in rows)
+    head = "".join(f"<th>{h}</th>" for h in headers)
+    return f'<h2>{title}</h2><p class="note">{note}</p><table class="summary kernels"><tr>{head}</tr>{body}</table>'
+
+
+def _time_cell(time_us, missing: str) -> str:
+    return _cell(time_us) if time_us is not None else missing
+
+
 def _kernel_config_section(report: dict) -> str:
     kernels = report.get("kernels")
     if not kernels or not kernels.get("kernels"):
         return ""
-    rows = "".join(
-        f'<tr data-dispatch="{escape(k["dispatch"])}"><th>{escape(k["dispatch"])}</th><td>{escape(k["signature"])}</td>'
-        f'<td>{escape(k["source"])}</td><td>{escape(k["config"])}</td>'
-        f'<td>{_cell(k["time_us"]) if k["time_us"] is not None else "not measured"}</td></tr>'
-        for k in kernels["kernels"])
-    database = escape(str(kernels.get("database") or "none"))
-    return (f'<h2>Kernel configs</h2><p class="note">kernel-config for {escape(str(kernels.get("target", "")))} '
-            f'{escape(str(kernels.get("arch", "")))}, database {database}.</p>'
-            f'<table class="summary kernels"><tr><th>dispatch</th><th>signature</th><th>source</th><th>config</th><th>time (us)</th></tr>{rows}</table>')
+    rows = [(k["dispatch"], [escape(k["signature"]), escape(k["source"]), escape(k["config"]), _time_cell(k["time_us"], "not measured")],
+             f' data-dispatch="{escape(k["dispatch"])}"') for k in kernels["kernels"]]
+    note = (f'kernel-config for {escape(str(kernels.get("target", "")))} {escape(str(kernels.get("arch", "")))}, '
+            f'database {escape(str(kernels.get("database") or "none"))}.')
+    return _choice_table("Kernel configs", note, ["dispatch", "signature", "source", "config", "time (us)"], rows)
+
+
+def _cpu_plan_section(report: dict) -> str:
+    plan = report.get("cpu_plan")
+    if not plan or not plan.get("ops"):
+        return ""
+    rows = [(op["op"], [escape(op["layout"]), escape(op["source"]), _time_cell(op["time_us"], "not estimated")], "") for op in plan["ops"]]
+    estimates = ", ".join(f"{escape(mode)} {us:,.0f} us" for mode, us in plan["estimates_us"].items())
+    note = (f'cpu-config chose mode {escape(plan["mode"])} (estimated {estimates}; flags '
+            f'{escape(" ".join(plan["iree_flags"]) or "none")}), database {escape(str(plan.get("database") or "none"))}.')
+    return _choice_table("CPU code generation", note, ["op", "layout", "source", "time (us)"], rows)
 
 
 def _function_section(name: str, entry: dict, configs: dict[str, str] | None = None) -> str:
@@ -270,6 +289,7 @@ def render_html(report: dict) -> str:
     if not sections:
         sections.append('<p class="note">The report holds no function.</p>')
     sections.append(_kernel_config_section(report))
+    sections.append(_cpu_plan_section(report))
     data = json.dumps(report, separators=(",", ":")).replace("<", "\\u003c")  # nothing in it can end the script
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>schedc report</title>"
             f"<style>{_STYLE}</style></head><body>{header}{''.join(sections)}"

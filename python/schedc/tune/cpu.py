@@ -22,17 +22,26 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from schedc.decisions.cpu_config import IREE_DEFAULT, MODE_FLAGS, MODES, STACK_FLAG, CpuDatabase, CpuEntry, OpShape, default_database
+from schedc.decisions.cpu_config import CHANNELS_LAST_MODES, IREE_DEFAULT, MODE_FLAGS, MODES, STACK_FLAG, CpuDatabase, CpuEntry, OpShape, default_database
 from schedc.errors import CompileError, SchedcError
 from schedc.outputs import write_output
 from schedc.targets import Target
 from schedc.tune.bench import _host, parse_tensor_type, relative_error
 from schedc.tune.prepare import MANIFEST, RESULTS, TOLERANCE, Progress, read_manifest
+
+
+# What marks a folder as CPU op measurements (a GPU manifest for llvm-cpu, as the runtime-only
+# GPU bench's test makes, has none).
+MANIFEST_FORMAT = "schedc-cpu-tune/1"
+
+
+def is_cpu_manifest(manifest: dict) -> bool:
+    return manifest.get("format") == MANIFEST_FORMAT
 
 
 @dataclass(frozen=True)
@@ -59,8 +68,11 @@ def _input_module(source: Path, options: CpuTuneOptions):
 
 
 def prepare(models: list[str], folder: str, options: CpuTuneOptions, isa: str) -> dict:
-    """Compiles, for every distinct convolution and matmul of `models`, one module per mode."""
-    from schedc.ir.cpu_ops import shaped_ops, standalone_module
+    """Compiles, for every distinct convolution and matmul of `models`, one module per mode:
+    a function per layout the op may take there. In a channels-last mode a convolution is
+    measured as IREE builds it inside a run of them (NHWC in and out: `nhwc` in the
+    manifest), the rest as they are."""
+    from schedc.ir.cpu_ops import channels_last_interior_module, shaped_ops, standalone_inputs, standalone_module
 
     if options.target.name != "llvm-cpu":
         raise SchedcError(f"CPU tuning is for llvm-cpu, not '{options.target.name}'")
@@ -72,28 +84,36 @@ def prepare(models: list[str], folder: str, options: CpuTuneOptions, isa: str) -
         for op, shape in shaped_ops(module.operation):
             if shape.key in jobs or shape.key in options.known:
                 continue
-            text, layouts = standalone_module(op, shape.layouts())
+            # The copy fills its output with zeros, so every layout is exact on it, Winograd too.
+            text, layouts = standalone_module(op, replace(shape, accumulates=False).layouts())
+            interior = channels_last_interior_module(op) if shape.kind == "conv" else None
             jobs[shape.key] = {
-                "name": f"k{len(jobs):03d}", "model": str(model), "shape": shape.to_json(), "layouts": layouts,
-                "operands": [str(v.type) for v in list(op.operands)[:-1]], "text": text,  # the output is made inside
+                "name": f"k{len(jobs):03d}", "model": str(model), "shape": shape.to_json(),
+                "operands": [str(v.type) for v in standalone_inputs(op)],
+                "layouts": {mode: ["nchw"] if mode in CHANNELS_LAST_MODES else layouts for mode in MODES},
+                "nhwc": [mode for mode in CHANNELS_LAST_MODES if interior is not None],
+                "texts": {"": text, **({"nhwc": interior} if interior is not None else {})},
             }
     progress = Progress(len(jobs) * len(MODES), "compiling candidates")
     kernels = []
     for job in jobs.values():
-        source = out / f"{job['name']}.mlir"
-        source.write_text(job.pop("text"))
+        sources = {}
+        for variant, text in job.pop("texts").items():
+            sources[variant] = out / f"{job['name']}{'.' + variant if variant else ''}.mlir"
+            sources[variant].write_text(text)
         job["modules"], job["failed"] = {}, {}
         for mode in MODES:
             vmfb = out / f"{job['name']}.{mode}.vmfb"
             try:
-                _compile(source, vmfb, mode, options)
+                _compile(sources["nhwc" if mode in job["nhwc"] else ""], vmfb, mode, options)
                 job["modules"][mode] = vmfb.name
             except CompileError as e:
                 job["failed"][mode] = str(e).splitlines()[1][:300] if "\n" in str(e) else str(e)[:300]
             progress.step(job["shape"]["kind"])
         kernels.append(job)
     progress.close()
-    manifest = {"target": "llvm-cpu", "arch": options.target.arch, "isa": isa, "models": [str(m) for m in models], "kernels": kernels}
+    manifest = {"format": MANIFEST_FORMAT, "target": "llvm-cpu", "arch": options.target.arch, "isa": isa, "models": [str(m) for m in models],
+                "kernels": kernels}
     write_output(str(out / MANIFEST), json.dumps(manifest, indent=1) + "\n")
     return manifest
 
@@ -111,8 +131,8 @@ def bench(folder: str, device: str = "local-task", calls: int = 100, warmup: int
 
     out = Path(folder)
     manifest = read_manifest(folder)
-    if manifest.get("target") != "llvm-cpu":
-        raise SchedcError(f"{folder} was prepared for {manifest.get('target')}: bench it with 'schedc tune bench {folder}'")
+    if not is_cpu_manifest(manifest):
+        raise SchedcError(f"{folder} holds GPU candidates: bench it with 'schedc tune bench {folder}'")
     try:
         config = rt.Config(device)
     except (RuntimeError, ValueError) as e:
@@ -122,8 +142,8 @@ def bench(folder: str, device: str = "local-task", calls: int = 100, warmup: int
     for number, kernel in enumerate(manifest["kernels"]):
         rng = np.random.default_rng(number + 1)
         types = [parse_tensor_type(t) for t in kernel["operands"]]
-        inputs = [rt.asdevicearray(config.device, rng.standard_normal(shape).astype(dtype)) for shape, dtype in types]
-        results[kernel["name"]] = _bench_op(rt, config, out, kernel, inputs, calls, warmup)
+        host_inputs = [rng.standard_normal(shape).astype(dtype) for shape, dtype in types]
+        results[kernel["name"]] = _bench_op(rt, config, out, kernel, host_inputs, calls, warmup)
         if progress is not None:
             progress(number + 1, len(manifest["kernels"]), kernel["name"])
     document = {"device": device, "calls": calls, "seconds": round(time.perf_counter() - started, 1), "kernels": results}
@@ -131,29 +151,33 @@ def bench(folder: str, device: str = "local-task", calls: int = 100, warmup: int
     return document
 
 
-def _bench_op(rt, config, out: Path, kernel: dict, inputs, calls: int, warmup: int) -> dict:
+def _bench_op(rt, config, out: Path, kernel: dict, host_inputs, calls: int, warmup: int) -> dict:
     """Each candidate's outputs against IREE's own build, then `calls` rounds that time one
     call of every candidate in turn (a slow spell of the machine then falls on all of them),
     and each one's median."""
+    inputs = [rt.asdevicearray(config.device, a) for a in host_inputs]
     measured, candidates, reference = {}, {}, None
     for mode, file in kernel["modules"].items():
         vm_module = rt.VmModule.mmap(config.vm_instance, str(out / file))
         functions = rt.SystemContext(vm_modules=[vm_module], config=config).modules[vm_module.name]
-        for layout in kernel["layouts"]:
+        nhwc = mode in kernel["nhwc"]  # its image comes and its result goes in NHWC
+        args = [rt.asdevicearray(config.device, host_inputs[0].transpose(0, 2, 3, 1).copy()), *inputs[1:]] if nhwc else inputs
+        for layout in kernel["layouts"][mode]:
             name = f"{mode}/{layout}"
             try:
-                outputs = _host(functions[layout](*inputs))
+                outputs = _host(functions[layout](*args))
             except (RuntimeError, ValueError) as e:
                 measured[name] = {"time_us": None, "error": None, "failure": str(e).splitlines()[0][:300]}
                 continue
+            outputs = [o.transpose(0, 3, 1, 2) for o in outputs] if nhwc else outputs
             reference = outputs if reference is None else reference  # plain/nchw, IREE's own build, comes first
             measured[name] = {"error": max((relative_error(o, r) for o, r in zip(outputs, reference)), default=0.0)}
-            candidates[name] = functions[layout]
+            candidates[name] = (functions[layout], args)
     times: dict[str, list[float]] = {name: [] for name in candidates}
     for round_ in range(warmup + calls):
-        for name, function in candidates.items():
+        for name, (function, args) in candidates.items():
             start = time.perf_counter()
-            function(*inputs)
+            function(*args)
             if round_ >= warmup:
                 times[name].append(time.perf_counter() - start)
     for name, spent in times.items():
@@ -181,8 +205,8 @@ def merge(folder: str, database_path: str | None, isa: str) -> tuple[CpuDatabase
     for `isa`, the host's)."""
     out = Path(folder)
     manifest = read_manifest(folder)
-    if manifest.get("target") != "llvm-cpu":
-        raise SchedcError(f"{folder} was prepared for {manifest.get('target')}, not llvm-cpu")
+    if not is_cpu_manifest(manifest):
+        raise SchedcError(f"{folder} holds GPU candidates, not CPU op measurements: merge it with --target={manifest.get('target')}")
     try:
         results = json.loads((out / RESULTS).read_text())["kernels"]
     except FileNotFoundError:
