@@ -150,11 +150,16 @@ def test_host_isa_and_the_builtin_database():
 
 def test_channels_last_is_a_mode_where_depthwise_counts_twice():
     dense = (conv(cin=32), {"plain/nchw": 100.0, "plain/im2col": 80.0, "channels-last/nchw": 40.0})
-    depthwise = (conv(cin=32, kind="depthwise"), {"plain/nchw": 50.0, "channels-last/nchw": 50.0})
-    # 40 + 2 x 50 = 140 against 80 + 50 = 130: the depthwise's transposes decide it
-    plan = choose_plan([dense[0], depthwise[0]], database(dense, depthwise))
-    assert plan.mode == "plain" and plan.estimates_us["channels-last"] == 140.0 and plan.ops[0].layout == "im2col"
+    second = (conv(cin=32, cout=48), {"plain/nchw": 100.0, "plain/im2col": 80.0, "channels-last/nchw": 40.0})
+    depthwise = (conv(cin=32, kind="depthwise"), {"plain/nchw": 100.0, "channels-last/nchw": 100.0})
+    # 40 + 40 + 2 x 100 = 280 against 80 + 80 + 100 = 260: the depthwise's transposes decide it
+    plan = choose_plan([dense[0], second[0], depthwise[0]], database(dense, second, depthwise))
+    assert plan.mode == "plain" and plan.estimates_us["channels-last"] == 280.0 and plan.ops[0].layout == "im2col"
+    pair = (conv(cin=32, cout=16), {"plain/nchw": 100.0, "channels-last/nchw": 40.0})
+    chained = choose_plan([dense[0], pair[0]], database(dense, pair))
+    assert chained.mode == "channels-last" and [c.layout for c in chained.ops] == ["nchw", "nchw"]
+    assert chained.iree_flags[0].startswith("--iree-preprocessing-pass-pipeline=") and "channels-last" in chained.iree_flags[0]
+    # a lone convolution has no neighbour to cancel its transposes: never channels-last
     alone = choose_plan([dense[0]], database(dense))
-    assert alone.mode == "channels-last" and alone.ops[0].layout == "nchw"
-    assert alone.iree_flags[0].startswith("--iree-preprocessing-pass-pipeline=") and "channels-last" in alone.iree_flags[0]
+    assert alone.mode == "plain" and alone.ops[0].layout == "im2col" and "channels-last" not in alone.estimates_us
     assert conv().layouts("channels-last") == ("nchw",)
