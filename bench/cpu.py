@@ -145,13 +145,6 @@ def _prepare(name: str, work: Path) -> dict:
     return row
 
 
-def _relative_error(a, b) -> float:
-    import numpy as np
-
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), 1e-30))
-
-
 def bench(names: list[str], calls: int, rounds: int, json_path: Path | None) -> list[dict]:
     from schedc.errors import SchedcError
 
@@ -176,6 +169,8 @@ def _measure(name: str, work: Path, calls: int, rounds: int) -> dict:
     """One model's row: its compiles, timings in interleaved rounds, numerics."""
     import numpy as np
 
+    from schedc.tune.bench import relative_error
+
     row = _prepare(name, work)
     inputs = str(work / f"{name}.inputs.npz")
     times: dict[str, list[float]] = {"iree": [], "schedc": [], "eager": []}
@@ -195,7 +190,7 @@ def _measure(name: str, work: Path, calls: int, rounds: int) -> dict:
     except RuntimeError as e:
         row["inductor_ms"], row["inductor_failure"] = None, str(e)[:200]
     ours, theirs = np.load(work / f"{name}.schedc.out.npz"), np.load(work / f"{name}.eager.out.npz")
-    row["rel_err"] = max(_relative_error(ours[k], theirs[k]) for k in theirs.files)
+    row["rel_err"] = max(relative_error(ours[k], theirs[k]) for k in theirs.files)
     row["vs_eager"] = round(row["schedc_ms"] / row["eager_ms"], 3)
     row["vs_iree"] = round(statistics.median(ratios), 3)  # of the calls that alternated
     row["vs_inductor"] = round(row["schedc_ms"] / row["inductor_ms"], 3) if row["inductor_ms"] else None

@@ -4,7 +4,9 @@
 // RUN: not schedc tune bench %t.nothing 2>&1 | filecheck %s --check-prefix=BENCH
 // RUN: not schedc tune merge %t.nothing 2>&1 | filecheck %s --check-prefix=MERGE
 // RUN: not schedc tune %s --target=cuda 2>&1 | filecheck %s --check-prefix=NOGPU
+// RUN: rm -f %t.vmfb
 // RUN: not schedc %s --target=cuda --kernel-db=%t.missing.json -o %t.vmfb 2>&1 | filecheck %s --check-prefix=DB
+// The failed compile wrote no module (a file left from an earlier run is removed above).
 // RUN: not test -e %t.vmfb
 // TARGET: schedc: error: tuning is for GPU targets (cuda, rocm) and llvm-cpu, not 'vulkan'
 // CPUDB: schedc: error: cannot write {{.*}}missing/db.json

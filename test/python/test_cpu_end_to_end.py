@@ -15,6 +15,7 @@ from schedc.compiler.driver import compile_with_options
 from schedc.decisions.cpu_config import IREE_DEFAULT, CpuDatabase, MODE_FLAGS, STACK_FLAG
 from schedc.options import CompileOptions
 from schedc.tools.schedc import main as schedc_main
+from schedc.tune.bench import relative_error
 
 
 class SmallCNN(nn.Module):
@@ -52,10 +53,6 @@ def _run(output: bytes, tmp_path, args) -> np.ndarray:
     return np.asarray(schedc.load(str(path)).forward(*[a.numpy() for a in args]))
 
 
-def _relative_error(actual, expected) -> float:
-    return float(np.max(np.abs(actual - expected)) / np.max(np.abs(expected)))
-
-
 def test_each_class_gets_a_plan_and_numerics_hold(small_cnn, tmp_path):
     mlir, args, expected = small_cnn
     result = compile_with_options(mlir, CompileOptions(target="llvm-cpu"))
@@ -70,7 +67,7 @@ def test_each_class_gets_a_plan_and_numerics_hold(small_cnn, tmp_path):
     assert any(op["layout"] == "im2col" for op in plan["ops"] if op["kind"] == "conv")
     assert plan["estimates_us"][plan["mode"]] == min(plan["estimates_us"].values())
     assert plan["iree_flags"] == list(MODE_FLAGS[plan["mode"]]) + [STACK_FLAG]
-    assert _relative_error(_run(result.output, tmp_path, args), expected) <= 1e-4
+    assert relative_error(_run(result.output, tmp_path, args), expected) <= 1e-4
 
 
 @pytest.mark.parametrize(("layout", "mode"), [("im2col", "plain"), ("im2col", "data-tiling"), ("nchw", "channels-last"),
@@ -78,7 +75,7 @@ def test_each_class_gets_a_plan_and_numerics_hold(small_cnn, tmp_path):
 def test_every_layout_and_mode_matches_torch(small_cnn, tmp_path, layout, mode):
     mlir, args, expected = small_cnn
     output = schedc.compile(mlir, target="llvm-cpu", passes=f"cpu-config{{layout={layout} mode={mode}}}")
-    assert _relative_error(_run(output, tmp_path, args), expected) <= 1e-4
+    assert relative_error(_run(output, tmp_path, args), expected) <= 1e-4
 
 
 def test_winograd_only_into_zero_outputs(small_cnn, tmp_path):
@@ -88,7 +85,7 @@ def test_winograd_only_into_zero_outputs(small_cnn, tmp_path):
     mlir, args, expected = small_cnn
     result = compile_with_options(mlir, CompileOptions(target="llvm-cpu", passes="cpu-config{layout=winograd mode=plain}"))
     assert [op["layout"] for op in result.records["cpu-config"]["module"]["ops"] if op["kind"] == "conv"] == ["nchw"] * 3
-    assert _relative_error(_run(result.output, tmp_path, args), expected) <= 1e-4
+    assert relative_error(_run(result.output, tmp_path, args), expected) <= 1e-4
 
     torch.manual_seed(0)
     model = nn.Sequential(nn.Conv2d(8, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU()).eval()
@@ -97,7 +94,7 @@ def test_winograd_only_into_zero_outputs(small_cnn, tmp_path):
         reference = model(image).numpy()
     result = compile_with_options(schedc.import_torch(model, image), CompileOptions(target="llvm-cpu", passes="cpu-config{layout=winograd mode=plain}"))
     assert [op["layout"] for op in result.records["cpu-config"]["module"]["ops"]] == ["winograd"]
-    assert _relative_error(_run(result.output, tmp_path, (image,)), reference) <= 1e-4
+    assert relative_error(_run(result.output, tmp_path, (image,)), reference) <= 1e-4
 
 
 def test_no_tuning_keeps_iree_build(small_cnn):
@@ -126,4 +123,4 @@ def test_tune_round_trip(small_cnn, tmp_path, capsys):
         in_mode = {k: v for k, v in entry.times_us.items() if k.startswith(plan["mode"] + "/") and k.split("/")[1] in entry.shape.layouts()}
         in_mode = in_mode or {"/".join(IREE_DEFAULT): entry.times_us["/".join(IREE_DEFAULT)]}
         assert op["layout"] == min(in_mode, key=in_mode.get).split("/")[1]
-    assert _relative_error(_run(result.output, tmp_path, args), expected) <= 1e-4
+    assert relative_error(_run(result.output, tmp_path, args), expected) <= 1e-4
