@@ -1,8 +1,9 @@
 """schedc: compile a model, import one from PyTorch, or run a compiled module.
 
     schedc model.mlir [--target=cuda|rocm|vulkan|llvm-cpu] [-o model.vmfb]
-    schedc import path/to/file.py:factory -o model.mlir
-    schedc run model.vmfb --function=forward --input=@x.npy [--device=local-task]
+    schedc import path/to/file.py:factory -o model.mlir [--params=weights.irpa]
+    schedc run model.vmfb --function=forward --input=@x.npy [--device=local-task] [--params=weights.irpa]
+    schedc params save checkpoint.pt|file.py:factory -o weights.irpa   (runtime and torch only)
     schedc tune [prepare|bench|merge] ...   GPU kernel configs, measured (see 'schedc tune --help')
     schedc report report.json -o report.html
 """
@@ -10,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from schedc.errors import SchedcError
 from schedc.options import Execution
+from schedc.outputs import check_output_path
 
 
 def compile_parser() -> argparse.ArgumentParser:
@@ -81,6 +84,8 @@ def import_parser() -> argparse.ArgumentParser:
     p.add_argument("--save-inputs", action="store_true", help="also write the example inputs as OUTPUT-stem.argN.npy")
     p.add_argument("--dtype", choices=("f32", "f16", "bf16"), help="convert the model's weights and float inputs first (default: as the factory made them)")
     p.add_argument("--dynamic-batch", action="store_true", help="leave dimension 0 of the inputs dynamic (for --batch-buckets)")
+    p.add_argument("--params", metavar="WEIGHTS.irpa", help="write the weights to this parameter archive and name them in the MLIR "
+                   "instead of inlining them (load the compiled module with --params / params=)")
     p.add_argument("--train", action="store_true", help="import one training step: the factory returns (model, inputs, targets, loss); "
                    "the function train_step takes (parameters, buffers, inputs, targets) and returns (updated buffers, loss, gradients)")
     return p
@@ -94,6 +99,22 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("--execution", choices=Execution.names(), help="cuda/hip: the module's mode by default")
     p.add_argument("--input", action="append", default=[], help="@file.npy, or SHAPExDTYPE=VALUE such as 4x16xf32=1")
     p.add_argument("--output", action="append", default=[], help="@file.npy to save each output, in order")
+    p.add_argument("--params", action="append", default=[], metavar="[SCOPE=]WEIGHTS.irpa",
+                   help="a parameter archive for a module whose weights are outside it (repeatable; scope 'model' by default)")
+    return p
+
+
+def params_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="schedc params", description="Parameter archives (.irpa): a model's weights outside its module. "
+                                "Needs torch and IREE's runtime, not the compiler.")
+    steps = p.add_subparsers(dest="step", required=True, metavar="{save,show}")
+    save = steps.add_parser("save", help="write a checkpoint's or a factory's weights to an archive")
+    save.add_argument("source", help="a torch checkpoint (torch.save of a state_dict), or path/to/file.py:factory")
+    save.add_argument("-o", "--output", required=True, help="the .irpa file to write")
+    save.add_argument("--seed", type=int, help="with a factory: seed torch's random generator first (random weights, reproducible)")
+    save.add_argument("--dtype", choices=("f32", "f16", "bf16"), help="convert floating-point weights first (as schedc import --dtype)")
+    show = steps.add_parser("show", help="list an archive's entries")
+    show.add_argument("archive", help="an .irpa file")
     return p
 
 
@@ -119,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_run(run_parser().parse_args(argv[1:]))
         if argv and argv[0] == "tune":
             return cmd_tune(argv[1:])
+        if argv and argv[0] == "params":
+            return cmd_params(params_parser().parse_args(argv[1:]))
         if argv and argv[0] == "report":
             return cmd_report(report_parser().parse_args(argv[1:]))
         return cmd_compile(compile_parser().parse_args(argv))
@@ -374,6 +397,8 @@ def cmd_import(args) -> int:
         if args.dtype:
             model, example = convert_precision(model, example, args.dtype)
             targets = convert_tensors(targets, args.dtype)
+        if args.params:
+            raise SchedcError("--train takes the weights as the step's arguments: --params is for inference")
         write_output(args.output, import_torch(model, *example, train=True, targets=targets, loss=loss))
         # The step's arguments in order: parameters, buffers, inputs, targets.
         example = [*(p.detach() for p in model.parameters()), *model.buffers(), *example, *targets]
@@ -381,15 +406,51 @@ def cmd_import(args) -> int:
         model, example = load_factory(args.factory)
         if args.dtype:
             model, example = convert_precision(model, example, args.dtype)
-        write_output(args.output, import_torch(model, *example, dynamic_batch=args.dynamic_batch))
+        params = args.params
+        if params is not None:
+            check_output_path(params, inputs=[args.factory.rpartition(":")[0]], what="parameter archive")
+            if os.path.realpath(params) == os.path.realpath(args.output):
+                raise SchedcError(f"{params}: the parameter archive and the MLIR (-o) must be two files")
+        write_output(args.output, import_torch(model, *example, dynamic_batch=args.dynamic_batch, params=params))
     if args.save_inputs:
         stem = Path(args.output).with_suffix("")
         for i, value in enumerate(example):
             if args.dtype == "bf16" and value.is_floating_point():
                 value = value.float()  # numpy has no bfloat16: saved as f32, the module converts
             np.save(f"{stem}.arg{i}.npy", value.detach().cpu().numpy())
-    print(f"wrote {args.output}", file=sys.stderr)
+    print(f"wrote {args.output}" + (f" and {args.params}" if getattr(args, "params", None) else ""), file=sys.stderr)
     return 0
+
+
+def cmd_params(args) -> int:
+    if args.step == "show":
+        from schedc.runtime.parameters import read_archive
+
+        for key, array in read_archive(args.archive).items():
+            print(f"{key}: {array.dtype} {'x'.join(map(str, array.shape)) or 'scalar'}")
+        return 0
+    from schedc.torch.parameters import load_state_dict, save_params
+
+    source_file = args.source.rpartition(":")[0] if ".py:" in args.source else args.source
+    check_output_path(args.output, inputs=[source_file], what="parameter archive")
+    count = save_params(load_state_dict(args.source, seed=args.seed, dtype=args.dtype), args.output)
+    print(f"wrote {args.output} ({count} parameters)", file=sys.stderr)
+    return 0
+
+
+def parse_params(values: list[str]):
+    """--params values: PATH (scope "model") or SCOPE=PATH, as schedc.load's `params`."""
+    if not values:
+        return None
+    from schedc.runtime.parameters import SCOPE
+
+    scopes: dict[str, list[str]] = {}
+    for value in values:
+        scope, sep, path = value.partition("=")
+        if not sep or "/" in scope:
+            scope, path = SCOPE, value
+        scopes.setdefault(scope, []).append(path)
+    return scopes
 
 
 def cmd_run(args) -> int:
@@ -398,7 +459,7 @@ def cmd_run(args) -> int:
     from schedc.runtime.module import load, summarize
 
     inputs = [parse_input(text) for text in args.input]
-    module = load(args.module, device=args.device, execution=args.execution)
+    module = load(args.module, device=args.device, execution=args.execution, params=parse_params(args.params))
     function = module[args.function]
     results = function(*inputs)
     results = results if isinstance(results, tuple) else (results,)

@@ -11,6 +11,7 @@ when every one of them could be written, so a failed run leaves none of them beh
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
@@ -124,3 +125,28 @@ def write_folder(path: str, files: dict[str, bytes]) -> None:
         raise SchedcError(f"{path}: exists and is not a folder")
     for name, data in files.items():
         write_output(str(folder / name), data)
+
+
+@contextlib.contextmanager
+def staged_file(path: str):
+    """A temporary path beside `path` for a writer that writes files itself (IREE's archive
+    writer): renamed over `path` when the block ends without an error, removed otherwise."""
+    check_output_path(path)
+    real = Path(os.path.realpath(path))
+    try:
+        real.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
+        os.close(fd)
+    except OSError as e:
+        raise SchedcError(f"{path}: cannot write ({_reason(e)})") from None
+    staged = Path(tmp)
+    try:
+        yield staged
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(staged, 0o666 & ~umask)
+        os.replace(staged, real)
+    except OSError as e:
+        raise SchedcError(f"{path}: cannot write ({_reason(e)})") from None
+    finally:
+        staged.unlink(missing_ok=True)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from schedc.errors import CompileError, SchedcError
-from schedc.ir.iree import exported_functions, packs, set_reflection, transient_allocations
+from schedc.ir.iree import exported_functions, named_parameters, packs, set_reflection, transient_allocations
 from schedc.compiler.iree_tools import run_iree_tool
 from schedc.ir.mlirio import BYTECODE_MAGIC, check_input_file, module_text, printable, read_module
 from schedc.outputs import StagedOutputs, check_output_path
@@ -244,8 +244,8 @@ def _run_phases(steps: "_Steps", invocations: list[PassInvocation], context, opt
         for phase in PHASES:
             if point_of(phase) == stop and by_phase[phase.name]:
                 steps.run_passes(phase.label, by_phase[phase.name], context, input_name)
-        if stop == end_of("flow") and options.execution == Execution.GRAPHS:
-            _mark_execution(steps.current, steps.next_file("flow-execution"), options.execution)
+        if stop == end_of("flow") and (options.execution == Execution.GRAPHS or _names_parameters(steps.current)):
+            _mark_module(steps.current, steps.next_file("flow-marked"), options.execution)
             steps.current = steps.last_file
         if stop == emitted:
             output = steps.current
@@ -395,12 +395,36 @@ def _batch_buckets(steps: "_Steps", target_flags, buckets) -> Path:
     return specialized
 
 
-def _mark_execution(source: Path, destination: Path, execution: str) -> None:
-    """Records the execution mode in the exported functions' reflection, for the runtime."""
+def _names_parameters(path: Path) -> bool:
+    """Whether a phase's text names parameters of an archive (a cheap look before a parse)."""
+    with open(path, "rb") as f:
+        return _file_contains(f, b"#stream.parameter.named<")
+
+
+def _mark_module(source: Path, destination: Path, execution: str) -> None:
+    """Records, in the exported functions' reflection, for the runtime: the execution mode
+    (for graphs), and the parameters the module reads from archives (their scope, key,
+    element type and shape), which the runtime checks an archive against before loading."""
+    from schedc.runtime.parameters import ParameterSpec, layout_text
+
     module = read_module(source)
+    needed = [ParameterSpec(p.scope, p.key, p.element, p.shape) for p in named_parameters(module)]
     for func in exported_functions(module):
-        set_reflection(func, abi.EXECUTION, execution)
+        if execution == Execution.GRAPHS:
+            set_reflection(func, abi.EXECUTION, execution)
+        if needed:
+            set_reflection(func, abi.PARAMETERS, layout_text(needed))
     destination.write_text(module_text(module))
+
+
+def _file_contains(f, needle: bytes) -> bool:
+    import mmap
+
+    try:
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return data.find(needle) >= 0
+    except ValueError:  # an empty file cannot be mapped
+        return False
 
 
 def _run_schedc_passes(source: Path, destination: Path, invocations, context, input_name: str | None = None) -> None:

@@ -16,6 +16,7 @@ Nothing here reads IR as text; a new IREE release changes this file.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from iree.compiler import ir
@@ -293,6 +294,42 @@ def set_reflection(func: ir.Operation, key: str, value: str) -> None:
             entries = {old[i].name: old[i].attr for i in range(len(old))}
         entries[key] = ir.StringAttr.get(value)
         func.attributes["iree.reflection"] = ir.DictAttr.get(entries)
+
+
+# `#stream.parameter.named<"scope"::"key">` or `<"key">`: IREE's bindings have no accessor
+# for its fields, so they are read from the attribute's printed form (quoted MLIR strings).
+_PARAMETER_ATTR = re.compile(r'^#stream\.parameter\.named<"((?:[^"\\]|\\.)*)"(?:::"((?:[^"\\]|\\.)*)")?>')
+
+
+@dataclass(frozen=True)
+class NamedParameter:
+    """A global initialised from a parameter archive's entry."""
+
+    scope: str  # "" where the attribute names none
+    key: str
+    element: str  # the element type as MLIR prints it: f32, f16, i64, ...
+    shape: tuple[int, ...]
+
+
+def named_parameters(module: ir.Operation) -> list[NamedParameter]:
+    """The module's globals whose initial value is a named parameter, in order."""
+    found = []
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name != "util.global" or "initial_value" not in op.attributes:
+            continue
+        match = _PARAMETER_ATTR.match(str(op.attributes["initial_value"]))
+        if match is None:
+            continue
+        first, second = (_unquoted(g) if g is not None else None for g in match.groups())
+        scope, key = (first, second) if second is not None else ("", first)
+        type_ = ir.RankedTensorType(ir.TypeAttr(op.attributes["type"]).value)
+        found.append(NamedParameter(scope, key, str(type_.element_type), tuple(type_.shape)))
+    return found
+
+
+def _unquoted(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text)
 
 
 def executable_bodies(module: ir.Operation) -> dict[tuple[str, ...], ir.Operation]:

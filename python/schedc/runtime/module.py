@@ -562,7 +562,8 @@ class PendingCall:
 class Module:
     """A compiled .vmfb loaded on one device; its exported functions are attributes."""
 
-    def __init__(self, path: str, device: str, execution: str | None = None, static_inputs: bool = True, wait: str | None = None):
+    def __init__(self, path: str, device: str, execution: str | None = None, static_inputs: bool = True, wait: str | None = None,
+                 params=None, shown_as: str | None = None):
         import iree.runtime as rt
 
         if not Path(path).is_file():
@@ -591,9 +592,13 @@ class Module:
             raise RuntimeLoadError(f"{path}: not a loadable IREE module ({_first_line(e)})") from None
         self._vm_module = vm_module
         self.vm_name = vm_module.name
+        self.parameters = module_parameters(vm_module)
+        modules = [vm_module]
+        if self.parameters or params is not None:
+            modules.insert(0, _parameters_module(self._config.vm_instance, self.parameters, params, shown_as or path))
         try:
-            self._context = rt.SystemContext(vm_modules=[vm_module], config=self._config)
-        except (RuntimeError, ValueError) as e:
+            self._context = rt.SystemContext(vm_modules=modules, config=self._config)
+        except (RuntimeError, ValueError, IndexError) as e:
             compiled_for = _device_in_message(str(e))
             if compiled_for:
                 raise RuntimeLoadError(f"{path} was compiled for '{compiled_for}' devices and cannot run on '{device}'") from None
@@ -671,9 +676,17 @@ class Module:
         return self.functions[name]
 
 
-def load(path, device: str = "local-task", execution: str | None = None, static_inputs: bool = True, wait: str | None = None) -> Module:
+def load(path, device: str = "local-task", execution: str | None = None, static_inputs: bool = True, wait: str | None = None,
+         params=None) -> Module:
     """Loads a compiled module on `device` (local-task, local-sync, cuda, hip or vulkan):
     a .vmfb file's path, or the bytes `schedc.compile` returned.
+
+    `params`: the parameter archives (.irpa) of a module compiled with its weights outside it
+    (`schedc import --params`): a path, a list of paths (one scope, "model"), or a dict of
+    scope -> path(s). Any archive of the same layout will do: another checkpoint of the same
+    architecture changes the outputs without a compile. Every parameter the module needs is
+    checked first (present, its type, shape and bytes, its checksum where the archive records
+    one), and a mismatch is an error naming the parameter.
 
     `execution` ("streams" or "graphs", for cuda and hip) chooses how IREE replays command
     buffers: on the device's one stream, or as graphs whose concurrent waves run as parallel
@@ -690,21 +703,49 @@ def load(path, device: str = "local-task", execution: str | None = None, static_
     blocks; "block" (the default elsewhere: the CPU drivers' workers need the cores) blocks
     in IREE's wait at once."""
     if isinstance(path, (bytes, bytearray, memoryview)):
-        return _load_bytes(bytes(path), device, execution, static_inputs, wait)
+        return _load_bytes(bytes(path), device, execution, static_inputs, wait, params)
     if not isinstance(path, (str, os.PathLike)):
         raise RuntimeLoadError(f"schedc.load takes a .vmfb path or a compiled module's bytes, not {type(path).__name__}")
-    return Module(str(path), device, execution, static_inputs, wait)
+    return Module(str(path), device, execution, static_inputs, wait, params)
 
 
-def _load_bytes(data: bytes, device: str, execution: str | None, static_inputs: bool, wait: str | None) -> Module:
+def _load_bytes(data: bytes, device: str, execution: str | None, static_inputs: bool, wait: str | None, params=None) -> Module:
     """A module from its bytes, through a file that is gone once IREE has mapped it."""
     with tempfile.TemporaryDirectory(prefix="schedc-module-") as folder:
         path = str(Path(folder) / "module.vmfb")
         Path(path).write_bytes(data)
         try:
-            return Module(path, device, execution, static_inputs, wait)
+            return Module(path, device, execution, static_inputs, wait, params, shown_as="the module")
         except RuntimeLoadError as e:
             raise RuntimeLoadError(str(e).replace(path, "the module's bytes")) from None
+
+
+def module_parameters(vm_module) -> list:
+    """The parameters a module reads from archives, as its compile recorded them."""
+    from schedc.runtime.parameters import parse_layout
+
+    for name in vm_module.function_names:
+        function = vm_module.lookup_function(name)
+        if function is not None and abi.PARAMETERS in function.reflection:
+            return parse_layout(function.reflection[abi.PARAMETERS])
+    return []
+
+
+def _parameters_module(instance, needed: list, params, path: str):
+    """IREE's io_parameters module over the archives `params` names, checked against what the
+    module needs (see load)."""
+    from schedc.runtime.parameters import check_parameters, open_scopes, parameters_module
+
+    if needed and params is None:
+        raise RuntimeLoadError(
+            f"{path} keeps its weights in a parameter archive: load it with params='WEIGHTS.irpa' "
+            f"(schedc run --params=WEIGHTS.irpa); it needs {len(needed)} parameters, such as '{needed[0].key}'"
+        )
+    if not needed:
+        raise RuntimeLoadError(f"{path} reads no parameters (its weights are in the module): load it without params")
+    scopes = open_scopes(params)
+    check_parameters(needed, scopes, path)
+    return parameters_module(instance, scopes)
 
 
 def _module_execution(path: str) -> str:

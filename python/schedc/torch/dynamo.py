@@ -9,12 +9,18 @@ For each graph dynamo hands over:
    constants of the compiled module, with the values they have at compile time (for a
    dynamic-shape graph: when each shape compiles, at its first call). A later change
    to a weight is not seen: compile again (`torch._dynamo.reset()`) after changing weights.
+   With `options={"freeze_weights": False}`, the weights stay inputs of the module instead:
+   each call passes the live tensors (through DLPack, without a copy on the CPU and with
+   stream execution; a replayed CUDA module copies them into its static buffers each call),
+   so a changed weight is seen without a compile, and the cache key holds the weights'
+   types and shapes, not their bytes: a fine-tuned checkpoint of the same model loads the
+   module already compiled.
 2. **Import**: torch.export and torch-mlir's FX importer turn the graph into torch-dialect MLIR.
 3. **Compile**: schedc's pipeline (`schedc.compile`) for the target, by default the one of the
    example inputs' device (CUDA tensors: `cuda`, else `llvm-cpu`).
 4. **Cache**: the module is written to a cache folder (`options={"cache_dir": ...}`, else
    `$SCHEDC_CACHE_DIR`, else `~/.cache/schedc`), keyed by the graph's code, its input types,
-   the frozen weights' bytes, the options and the schedc, IREE, torch-mlir and torch versions:
+   the frozen weights' bytes (when frozen), the options and the schedc, IREE, torch-mlir and torch versions:
    another process compiling the same model loads it instead of compiling again.
 5. **Load** on the inputs' device; calls take and return torch tensors. On CUDA the module
    is compiled for replay (`execution="graphs"`: one CUDA graph launch per call over static
@@ -66,6 +72,7 @@ BACKEND_OWN_OPTIONS = {
     "cache_dir": None,  # None: $SCHEDC_CACHE_DIR, else ~/.cache/schedc
     "execution": None,  # "graphs" (replay) or "streams"; None: graphs on cuda, else streams
     "static_outputs": False,  # return the replayed module's static buffers uncopied (see above)
+    "freeze_weights": True,  # weights as the module's constants; False: passed at each call (see above)
 }
 
 
@@ -134,7 +141,7 @@ def backend(gm, example_inputs, options: dict | None = None):
     """The `schedc` TorchDynamo backend: returns a callable that runs `gm` compiled by schedc."""
     options = BackendOptions.from_dict(options)
     _reject_training(example_inputs)
-    graph = FrozenGraph.build(gm, example_inputs)
+    graph = FrozenGraph.build(gm, example_inputs, freeze=bool(options.freeze_weights))
     target = options.target or _default_target(graph.input_values(example_inputs))
     options.check(target)  # a mistake in the options is an error, never a silent fallback
     if graph.is_dynamic(example_inputs):
@@ -169,9 +176,9 @@ class FrozenGraph:
     tuple_output: bool
 
     @staticmethod
-    def build(gm, example_inputs) -> "FrozenGraph":
+    def build(gm, example_inputs, freeze: bool = True) -> "FrozenGraph":
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-        weights = {i: example_inputs[i] for i, node in enumerate(placeholders) if _is_weight(node, example_inputs[i])}
+        weights = {i: example_inputs[i] for i, node in enumerate(placeholders) if freeze and _is_weight(node, example_inputs[i])}
         inputs = [i for i in range(len(placeholders)) if i not in weights]
         output = next(n for n in gm.graph.nodes if n.op == "output")
         return FrozenGraph(gm, weights, inputs, isinstance(output.args[0], (tuple, list)))

@@ -23,7 +23,7 @@ DTYPES = ("f32", "f16", "bf16")
 
 
 def import_torch(model, *example_args, func_name: str | None = None, dtype: str | None = None, dynamic_batch: bool = False,
-                 train: bool = False, targets: tuple = (), loss=None) -> str:
+                 train: bool = False, targets: tuple = (), loss=None, params: str | None = None) -> str:
     """Exports `model(*example_args)` with torch.export and returns torch-dialect MLIR text
     (a function `forward`, or `func_name`).
 
@@ -31,7 +31,10 @@ def import_torch(model, *example_args, func_name: str | None = None, dtype: str 
     (parameters, buffers, inputs, targets) -> (updated buffers, loss, gradients) of
     `loss(model(*example_args), *targets)`, as `schedc.torch.training` documents.
 
-    Weights are inlined as `dense_resource` blobs, so the text is self-contained. With
+    Weights are inlined as `dense_resource` blobs, so the text is self-contained, unless
+    `params` names a parameter archive (.irpa): then the model's parameters and persistent
+    buffers are written there (`schedc.torch.parameters` says which), and the MLIR names them
+    (`#stream.parameter.named<"model"::"<state_dict key>">`) instead of holding them. With
     `dtype="f16"` or `"bf16"`, a copy of the model and its floating-point example inputs are
     converted first: the module then takes and returns that type (GPU tensor cores run it).
     With `dynamic_batch`, dimension 0 of every tensor input is left dynamic (for batch buckets:
@@ -51,6 +54,8 @@ def import_torch(model, *example_args, func_name: str | None = None, dtype: str 
             raise SchedcError("a training step needs a loss: import_torch(..., train=True, targets=(y,), loss=fn)")
         if dynamic_batch:
             raise SchedcError("training steps take static shapes: dynamic_batch is for inference")
+        if params is not None:
+            raise SchedcError("a training step takes its weights as arguments: params (an archive of weights) is for inference")
         targets = targets if isinstance(targets, (tuple, list)) else (targets,)
         if dtype is not None:
             targets = convert_tensors(targets, dtype)
@@ -60,6 +65,13 @@ def import_torch(model, *example_args, func_name: str | None = None, dtype: str 
     options = {}
     if dynamic_batch:
         example_args, options["dynamic_shapes"] = _dynamic_batch(example_args)
+    external = None
+    if params is not None:
+        from schedc.outputs import check_output_path
+
+        check_output_path(str(params), what="parameter archive")
+        external = ExternalWeights(model.state_dict())
+        options.update(fx_importer=external.importer(), experimental_support_mutation=True)
     # torch logs and prints a failed export's tracebacks and graphs itself: the error below
     # says what failed, at the user's line.
     logging.disable(logging.CRITICAL)
@@ -74,7 +86,100 @@ def import_torch(model, *example_args, func_name: str | None = None, dtype: str 
         raise SchedcError(export_failure(e)) from None
     finally:
         logging.disable(logging.NOTSET)
+    if external is not None:
+        external.save(str(params))
     return str(module)
+
+
+class ExternalWeights:
+    """torch-mlir's importer hooks that name a model's weights instead of inlining them.
+
+    Each parameter or persistent buffer the archive holds becomes a `util.global` initialised
+    from `#stream.parameter.named<"model"::"<key>">`, read where the graph uses it:
+
+        util.global private @__param_fc_weight = #stream.parameter.named<"model"::"fc.weight"> : tensor<8x4xf32>
+        %0 = util.global.load @__param_fc_weight : tensor<8x4xf32>
+        %1 = torch_c.from_builtin_tensor %0 : tensor<8x4xf32> -> !torch.vtensor<[8,4],f32>
+
+    (written in generic form: torch-mlir's context knows neither dialect, IREE's parser does.)
+    Tied weights share one global. Other inputs (constants, non-persistent buffers, element
+    types an archive does not keep) stay inlined, as the default import does."""
+
+    def __init__(self, state_dict: dict):
+        from schedc.torch.parameters import archive_keys
+
+        self.state_dict = state_dict
+        self.keys = archive_keys(state_dict)  # state_dict key -> the archive's key
+        self.globals: dict[str, tuple[str, object]] = {}  # the archive's key -> (symbol, builtin tensor type)
+
+    def importer(self):
+        from torch_mlir import ir
+        from torch_mlir.dialects import torch as torch_d
+        from torch_mlir.extras.fx_importer import FxImporter, FxImporterHooks
+
+        weights = self
+
+        class Hooks(FxImporterHooks):
+            def resolve_input(self, gni, value, info):
+                return weights.resolve(gni, info)
+
+        context = ir.Context()
+        torch_d.register_dialect(context)
+        context.allow_unregistered_dialects = True  # util.* and torch_c.*, printed generically
+        return FxImporter(context=context, hooks=Hooks())
+
+    def resolve(self, gni, info):
+        """The value of a weight input read from its global; None (inline it) for the rest."""
+        from torch_mlir import ir
+
+        from schedc.runtime.parameters import SCOPE
+
+        key = self.keys.get(info.input_spec.target)
+        if key is None or info.mutable_producer_node_name is not None or info.store_producer_node is not None:
+            return None
+        if key not in self.globals:
+            tensor = self.state_dict[key]
+            shape = "".join(f"{d}x" for d in tensor.shape)
+            builtin = ir.RankedTensorType.parse(f"tensor<{shape}{_builtin_element(tensor)}>")
+            symbol = self._symbol(key)
+            body = gni.fx_importer._m.body
+            ops = list(body.operations)
+            where = ir.InsertionPoint(ops[len(self.globals)]) if len(ops) > len(self.globals) else ir.InsertionPoint(body)
+            with where, ir.Location.unknown():
+                ir.Operation.create("util.global", attributes={
+                    "sym_name": ir.StringAttr.get(symbol),
+                    "sym_visibility": ir.StringAttr.get("private"),
+                    "type": ir.TypeAttr.get(builtin),
+                    "initial_value": ir.Attribute.parse(f"#stream.parameter.named<{_quoted(SCOPE)}::{_quoted(key)}> : {builtin}"),
+                })
+            self.globals[key] = (symbol, builtin)
+        symbol, builtin = self.globals[key]
+        loaded = ir.Operation.create("util.global.load", results=[builtin], attributes={"global": ir.FlatSymbolRefAttr.get(symbol)}).result
+        return ir.Operation.create("torch_c.from_builtin_tensor", results=[info.ir_type], operands=[loaded]).result
+
+    def _symbol(self, key: str) -> str:
+        base = "__param_" + "".join(c if c.isalnum() or c == "_" else "_" for c in key)
+        taken = {symbol for symbol, _ in self.globals.values()}
+        symbol, n = base, 1
+        while symbol in taken:
+            symbol, n = f"{base}_{n}", n + 1
+        return symbol
+
+    def save(self, path: str) -> None:
+        """Writes every weight the archive holds (those the graph reads and the rest)."""
+        from schedc.torch.parameters import save_params
+
+        save_params(self.state_dict, path)
+
+
+def _builtin_element(tensor) -> str:
+    from schedc.torch.parameters import archive_dtype
+
+    return archive_dtype(tensor)
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def convert_precision(model, example_args, dtype: str):
