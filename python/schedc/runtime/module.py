@@ -236,7 +236,10 @@ class Function:
             raise SchedcError(f"calling {self.name} failed: {_first_line(e)}") from None
         single = not isinstance(results, (tuple, list))
         outputs = [results] if single else list(results)
-        host = [_to_host(o, copy=copy or module.replayed) for o in outputs]
+        # Results of the caller's own: IREE's to_host maps a host-visible buffer (local-task)
+        # and the mapping did not keep its memory: a bucketed module's result read wrong values
+        # once the module was dropped and another loaded (bench/params.py equal, RandWire).
+        host = [_to_host(o, copy=True) for o in outputs]
         return _as_results(host, any(_is_torch(a) for a in args), single)
 
     def _host_staging(self) -> HostStaging:
