@@ -198,12 +198,11 @@ def cmd_equal(args) -> None:
             rows.append((name, "cpu-buckets", _bitwise_equal(outputs["inline"], outputs["external"])))
             print(f"{name} cpu-buckets: {'bit for bit' if rows[-1][2] else 'DIFFERENT'}", flush=True)
             if gpu:
-                torch.save(model.state_dict(), gpu / f"{name}.pt")
                 np.save(gpu / f"{name}.input.npy", x[0])
                 schedc.save_params(model, str(gpu / f"{name}.irpa"))
                 for config, flags in GPU_CONFIGS.items():
                     for kind, mlir in sources.items():
-                        schedc_compile(mlir, flags, gpu / f"{name}.{config}.{kind}")
+                        schedc_compile(mlir, flags, work / f"{name}.{config}.{kind}", gpu)
     print("\n| model | " + " | ".join([*EQUAL_CONFIGS, "cpu-buckets"]) + " |")
     print("|---|" + "---|" * (len(EQUAL_CONFIGS) + 1))
     for name in args.models:
@@ -212,14 +211,16 @@ def cmd_equal(args) -> None:
     if gpu:
         mlir = schedc.import_torch(*gpt2_small(), params=str(work / "gpt2_small.irpa"))
         for config, flags in GPU_CONFIGS.items():
-            schedc_compile(mlir, flags, gpu / f"gpt2_small.{config}.external")
+            schedc_compile(mlir, flags, work / f"gpt2_small.{config}.external", gpu)
         (gpu / "models.json").write_text(json.dumps(args.models))
     if not all(same for _, _, same in rows):
         raise SystemExit(1)
 
 
-def schedc_compile(mlir: str, flags: list[str], stem: Path) -> str:
-    source, module = stem.with_suffix(".mlir"), str(stem) + ".vmfb"
+def schedc_compile(mlir: str, flags: list[str], stem: Path, into: Path | None = None) -> str:
+    """Compiles `mlir` (written to STEM.mlir) to STEM.vmfb, or to the folder `into`."""
+    source = Path(str(stem) + ".mlir")
+    module = str((into / stem.name) if into else stem) + ".vmfb"
     source.write_text(mlir)
     subprocess.run([*schedc_command(), str(source), *flags, "-o", module], check=True, stderr=subprocess.DEVNULL)
     return module

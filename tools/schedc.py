@@ -412,6 +412,8 @@ def cmd_import(args) -> int:
             if os.path.realpath(params) == os.path.realpath(args.output):
                 raise SchedcError(f"{params}: the parameter archive and the MLIR (-o) must be two files")
         write_output(args.output, import_torch(model, *example, dynamic_batch=args.dynamic_batch, params=params))
+        if params is None:
+            _note_inlined_weights(model)
     if args.save_inputs:
         stem = Path(args.output).with_suffix("")
         for i, value in enumerate(example):
@@ -420,6 +422,20 @@ def cmd_import(args) -> int:
             np.save(f"{stem}.arg{i}.npy", value.detach().cpu().numpy())
     print(f"wrote {args.output}" + (f" and {args.params}" if getattr(args, "params", None) else ""), file=sys.stderr)
     return 0
+
+
+# Inlined weights above this many bytes get a note pointing at --params (docs/runtime.md: a
+# GPT-2-small-sized decoder's 475 MiB compiled 36x slower inlined than external).
+INLINED_WEIGHTS_NOTE = 100 * 2**20
+
+
+def _note_inlined_weights(model) -> None:
+    from schedc.torch.parameters import archived_tensors
+
+    inlined = sum(t.numel() * t.element_size() for t in archived_tensors(model.state_dict()).values())
+    if inlined > INLINED_WEIGHTS_NOTE:
+        print(f"schedc: note: {inlined / 2**20:,.0f} MiB of weights inlined in the MLIR; --params=WEIGHTS.irpa keeps them "
+              f"in an archive instead, for a faster compile and a module that loads any checkpoint", file=sys.stderr)
 
 
 def cmd_params(args) -> int:

@@ -123,6 +123,28 @@ def test_weights_are_frozen_at_compile_time(tmp_path):
     assert len(cached_modules(tmp_path)) == 2  # the new weights' bytes are a new cache key
 
 
+def test_unfrozen_weights_are_seen_when_they_change_and_stay_out_of_the_cache_key(tmp_path):
+    """freeze_weights=False: the weights are the module's inputs, passed at each call."""
+    model = small_net()
+    x = torch.randn(2, 8)
+    options = {"fallback": False, "freeze_weights": False}
+    compiled = torch.compile(model, backend="schedc", options=options)
+    with torch.no_grad():
+        assert relative_error(compiled(x), model(x)) <= 1e-4
+        model.fc.bias.add_(1.0)  # in place: the same tensor, new values
+        model.scale.mul_(2.0)
+        assert relative_error(compiled(x), model(x)) <= 1e-4
+    assert len(cached_modules(tmp_path)) == 1
+    # another model of the same architecture with other weights: the same cache entry
+    torch._dynamo.reset()
+    other = small_net()
+    with torch.no_grad():
+        for p in other.parameters():
+            p.mul_(-1.0)
+        assert relative_error(torch.compile(other, backend="schedc", options=options)(x), other(x)) <= 1e-4
+    assert len(cached_modules(tmp_path)) == 1
+
+
 _SECOND_PROCESS = """
 import sys, torch
 sys.path.insert(0, {test_dir!r})

@@ -254,3 +254,27 @@ def test_training_steps_refuse_an_archive(examples):
     model, x, y, loss = examples.convnet_train()
     with pytest.raises(SchedcError, match="a training step takes its weights as arguments"):
         schedc.import_torch(model, x, train=True, targets=(y,), loss=loss, params="w.irpa")
+
+
+def test_a_unit_dimension_folded_by_iree_still_matches_its_entry(tmp_path):
+    """IREE's global optimisation folds a [1] weight's unit dimension (a scalar global in the
+    module); its archive entry, [1], holds the same bytes and loads, and a [2] one does not."""
+    class Scaled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 4)
+            self.gain = torch.nn.Parameter(torch.full((1,), 3.0))
+
+        def forward(self, x):
+            return self.fc(x) * self.gain
+
+    torch.manual_seed(0)
+    model, x = Scaled().eval(), torch.randn(2, 4)
+    vmfb = schedc.compile(schedc.import_torch(model, x, params=str(tmp_path / "w.irpa")), target="llvm-cpu")
+    got = schedc.load(vmfb, params=str(tmp_path / "w.irpa")).forward(x.numpy())
+    with torch.no_grad():
+        np.testing.assert_allclose(got, model(x).numpy(), rtol=1e-6)
+        model.gain = torch.nn.Parameter(torch.ones(2))
+    schedc.save_params(model, str(tmp_path / "wrong.irpa"))
+    with pytest.raises(RuntimeLoadError, match="parameter 'gain' in .* is f32 2; the module needs f32 "):
+        schedc.load(vmfb, params=str(tmp_path / "wrong.irpa"))

@@ -16,6 +16,7 @@ schedc.decisions.cpu_config.)
 
 from __future__ import annotations
 
+import numpy as np
 from iree.compiler import ir, passmanager
 from iree.compiler.dialects import arith, func, linalg, tensor
 
@@ -96,13 +97,31 @@ def shaped_ops(module: ir.Operation) -> list[tuple[ir.Operation, OpShape]]:
 
 
 def _is_constant(value: ir.Value) -> bool:
-    return isinstance(value, ir.OpResult) and value.owner.operation.name == "arith.constant"
+    """A weight: a constant, or a load of a global (a parameter kept in an archive, which
+    IREE's hoisting transforms once, at load, as it folds a constant's at compile time)."""
+    return isinstance(value, ir.OpResult) and value.owner.operation.name in ("arith.constant", "util.global.load")
+
+
+def _weight_copy(value: ir.Value) -> ir.Value:
+    """A standalone module's copy of a weight: the constant itself; for a global's load, a
+    constant of its type (the values do not change a kernel's time, its shape does)."""
+    op = value.owner.operation
+    if op.name == "arith.constant":
+        return op.clone().results[0]
+    type_ = ir.RankedTensorType(value.type)
+    element = type_.element_type
+    if isinstance(element, (ir.F32Type, ir.F16Type)):
+        dtype = np.float32 if isinstance(element, ir.F32Type) else np.float16
+        data = (np.random.default_rng(0).standard_normal(type_.shape) * 0.01).astype(dtype)
+        return arith.ConstantOp(type_, ir.DenseElementsAttr.get(data, type=type_)).result
+    one = ir.FloatAttr.get(element, 0.01) if isinstance(element, ir.FloatType) else ir.IntegerAttr.get(element, 1)
+    return arith.ConstantOp(type_, ir.DenseElementsAttr.get_splat(type_, one)).result
 
 
 def standalone_inputs(op: ir.Operation) -> list[ir.Value]:
     """The operands a standalone copy of `op` takes as arguments: not its output (a zero fill
-    made inside) and not its constants (weights, copied in: IREE folds their transposes and
-    transforms at compile time, as it does in the model)."""
+    made inside) and not its weights (copied in: IREE folds their transposes and transforms
+    at compile time, as it does in the model)."""
     return [v for v in list(op.operands)[:-1] if not _is_constant(v)]
 
 
@@ -123,7 +142,7 @@ def _outline(op: ir.Operation, into: ir.Module, name: str, standalone: bool = Fa
                 if not standalone or (i < len(operands) - 1 and not _is_constant(operand)):
                     values.append(next(given))
                 elif i < len(operands) - 1:
-                    values.append(operand.owner.operation.clone().results[0])
+                    values.append(_weight_copy(operand))
                 else:
                     init = operand.type
                     empty = tensor.EmptyOp(init.shape, init.element_type).result

@@ -188,7 +188,7 @@ def _check_entry(spec: ParameterSpec, path: str, entry) -> None:
     metadata = _metadata(entry)
     if metadata is not None:
         held = ParameterSpec(spec.scope, spec.key, metadata["dtype"], tuple(metadata["shape"]))
-        if (held.dtype, held.shape) != (spec.dtype, spec.shape):
+        if (held.dtype, _without_unit_dims(held.shape)) != (spec.dtype, _without_unit_dims(spec.shape)):
             raise RuntimeLoadError(f"{where} is {held.describe()}; the module needs {spec.describe()}")
     if entry.length != spec.nbytes:
         raise RuntimeLoadError(f"{where} holds {entry.length} bytes; the module needs {spec.describe()} ({spec.nbytes} bytes)")
@@ -198,6 +198,12 @@ def _check_entry(spec: ParameterSpec, path: str, entry) -> None:
         data = rt.parameter_index_entry_as_numpy_flat_ndarray(entry)
         if zlib.crc32(data) != metadata["crc32"]:
             raise RuntimeLoadError(f"{where} is damaged: its bytes do not match the checksum the archive records")
+
+
+def _without_unit_dims(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A shape less its dimensions of 1: the same bytes in the same order. IREE's global
+    optimisation folds unit dimensions of globals too (a [1] weight is a scalar in the module)."""
+    return tuple(d for d in shape if d != 1)
 
 
 def _metadata(entry) -> dict | None:
