@@ -19,7 +19,23 @@ from pathlib import Path
 
 from schedc.errors import SchedcError
 from schedc.options import Execution
-from schedc.outputs import check_output_path
+from schedc.outputs import check_output_path, written_in_place
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser, exiting 1 on a usage error as on every other error of schedc's
+    (argparse's own code is 2)."""
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+    def parse_args(self, args=None, namespace=None):
+        parsed = super().parse_args(args, namespace)
+        for name, value in vars(parsed).items():  # argparse appends `--flag=--` as an empty list, not a string
+            if isinstance(value, list) and any(not isinstance(v, str) for v in value):
+                self.error(f"argument --{name.replace('_', '-')}: expected a value")
+        return parsed
 
 
 def compile_parser() -> argparse.ArgumentParser:
@@ -27,7 +43,7 @@ def compile_parser() -> argparse.ArgumentParser:
     of `schedc.options.CompileOptions` (its `dest` is the keyword)."""
     from schedc.options import add_compile_arguments
 
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="schedc",
         description="Compile MLIR (torch, linalg, stablehlo, tosa) with IREE and schedc's scheduling passes.",
         epilog="other commands: 'schedc import FILE.py:FACTORY -o model.mlir', 'schedc run MODULE.vmfb ...', 'schedc tune ...', "
@@ -40,7 +56,7 @@ def compile_parser() -> argparse.ArgumentParser:
 
 
 def tune_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="schedc tune",
         description="Measure code-generation choices per dispatch and keep them in a kernel database: GPU configs "
         "(cuda, rocm), or CPU layouts and modes (llvm-cpu). 'schedc tune MODEL.mlir...' does all three steps on a machine "
@@ -78,7 +94,7 @@ def _tune_target_options(p) -> None:
 
 
 def import_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="schedc import", description="Import a PyTorch model to torch-dialect MLIR.")
+    p = ArgumentParser(prog="schedc import", description="Import a PyTorch model to torch-dialect MLIR.")
     p.add_argument("factory", help="path/to/file.py:factory; the factory returns (model, example_inputs)")
     p.add_argument("-o", "--output", required=True, help="the .mlir file to write")
     p.add_argument("--save-inputs", action="store_true", help="also write the example inputs as OUTPUT-stem.argN.npy")
@@ -92,7 +108,7 @@ def import_parser() -> argparse.ArgumentParser:
 
 
 def run_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="schedc run", description="Run a compiled module's function, like iree-run-module.")
+    p = ArgumentParser(prog="schedc run", description="Run a compiled module's function, like iree-run-module.")
     p.add_argument("module", help="a .vmfb file")
     p.add_argument("--function", default="forward")
     p.add_argument("--device", default="local-task", help="local-task (default), local-sync, cuda, hip or vulkan")
@@ -105,7 +121,7 @@ def run_parser() -> argparse.ArgumentParser:
 
 
 def params_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="schedc params", description="Parameter archives (.irpa): a model's weights outside its module. "
+    p = ArgumentParser(prog="schedc params", description="Parameter archives (.irpa): a model's weights outside its module. "
                                 "Needs torch and IREE's runtime, not the compiler.")
     steps = p.add_subparsers(dest="step", required=True, metavar="{save,show}")
     save = steps.add_parser("save", help="write a checkpoint's or a factory's weights to an archive")
@@ -119,7 +135,7 @@ def params_parser() -> argparse.ArgumentParser:
 
 
 def report_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="schedc report", description="Turn a JSON report (schedc --report=PATH.json) into an HTML page.")
+    p = ArgumentParser(prog="schedc report", description="Turn a JSON report (schedc --report=PATH.json) into an HTML page.")
     p.add_argument("report", help="a JSON report written by schedc --report")
     p.add_argument("-o", "--output", required=True, help="the .html file to write")
     return p
@@ -147,6 +163,10 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_compile(compile_parser().parse_args(argv))
     except SchedcError as e:
         print(f"schedc: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # the system refused a path: too long a name, no permission, a full disk
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"schedc: error: {where}{e.strerror or e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
@@ -178,7 +198,12 @@ def cmd_report(args) -> int:
 
     if not args.output.lower().endswith((".html", ".htm")):
         raise SchedcError(f"-o {args.output}: the page is HTML; name it .html")
-    write_report(args.output, read_report(args.report))
+    check_output_path(args.output, inputs=[args.report])
+    report = read_report(args.report)
+    try:
+        write_report(args.output, report)
+    except (TypeError, KeyError, ValueError, AttributeError, IndexError) as e:  # a JSON file of another shape
+        raise SchedcError(f"{args.report}: not a schedc report (written by schedc --report): {type(e).__name__}: {e}") from None
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
 
@@ -212,9 +237,16 @@ def cmd_tune(argv: list[str]) -> int:
             raise SchedcError("--calls must be at least 1")
         from schedc.tune.cpu import is_cpu_manifest
 
-        on_cpu = is_cpu_manifest(read_manifest(args.folder))
+        manifest = read_manifest(args.folder)
+        on_cpu = is_cpu_manifest(manifest)
         if on_cpu:
             from schedc.tune.cpu import bench
+        elif args.device:
+            drivers = {"cuda": ("cuda",), "rocm": ("hip",), "vulkan": ("vulkan",), "llvm-cpu": ("local-task", "local-sync")}
+            wanted = drivers.get(manifest.get("target"), ())
+            if wanted and args.device.split(":")[0] not in wanted:
+                raise SchedcError(f"{args.folder} holds candidates compiled for {manifest.get('target')}: bench them on "
+                                  f"--device={' or '.join(wanted)}, not {args.device}")
         calls = args.calls or (100 if on_cpu else 20)
         document = bench(args.folder, device=args.device or ("local-task" if on_cpu else "cuda"), calls=calls, progress=print_progress)
         measured = sum(len(v) for v in document["kernels"].values())
@@ -233,7 +265,10 @@ def cmd_tune(argv: list[str]) -> int:
         return 0
     from schedc.tune.prepare import merge
 
-    _, kept, path = merge(args.folder, args.database, options.target)
+    try:
+        _, kept, path = merge(args.folder, args.database, options.target)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:  # a manifest or results edited by hand
+        raise SchedcError(f"{args.folder}: its manifest or results are not what 'schedc tune' wrote ({type(e).__name__}: {e})") from None
     _print_merged(kept, path)
     return 0
 
@@ -334,7 +369,7 @@ def _tune_all(argv: list[str]) -> int:
     from schedc.tune.bench import bench, print_progress
     from schedc.tune.prepare import merge, prepare
 
-    p = argparse.ArgumentParser(prog="schedc tune", description="tune the dispatches of MODELs on this machine's GPU")
+    p = ArgumentParser(prog="schedc tune", description="tune the dispatches of MODELs on this machine's GPU")
     p.add_argument("models", nargs="+")
     p.add_argument("--database", metavar="DB.json", help="the database to update (default: the built-in one)")
     p.add_argument("--new-only", action="store_true", help="skip dispatches the database already holds")
@@ -390,6 +425,10 @@ def cmd_import(args) -> int:
 
     from schedc.torch.importer import convert_precision, convert_tensors
 
+    factory_file = args.factory.rpartition(":")[0]
+    check_output_path(args.output, inputs=[factory_file])
+    if args.save_inputs and written_in_place(args.output):
+        raise SchedcError(f"--save-inputs writes OUTPUT-stem.argN.npy beside -o, and {args.output} is not a file: name an .mlir file")
     if args.train:
         if args.dynamic_batch:
             raise SchedcError("--train takes static shapes: --dynamic-batch is for inference")
@@ -445,11 +484,29 @@ def cmd_params(args) -> int:
         for key, array in read_archive(args.archive).items():
             print(f"{key}: {array.dtype} {'x'.join(map(str, array.shape)) or 'scalar'}")
         return 0
-    from schedc.torch.parameters import load_state_dict, save_params
+    from schedc.torch.parameters import read_checkpoint, save_params
 
-    source_file = args.source.rpartition(":")[0] if ".py:" in args.source else args.source
-    check_output_path(args.output, inputs=[source_file], what="parameter archive")
-    count = save_params(load_state_dict(args.source, seed=args.seed, dtype=args.dtype), args.output)
+    path_text, _, factory = args.source.rpartition(":")
+    from_factory = path_text.endswith(".py") and bool(factory)
+    check_output_path(args.output, inputs=[path_text if from_factory else args.source], what="parameter archive")
+    if from_factory:
+        import torch
+
+        from schedc.torch.importer import convert_precision, load_factory
+
+        if args.seed is not None:  # random weights, the same on every machine with this torch
+            torch.manual_seed(args.seed)
+        model, example = load_factory(args.source)
+        if not isinstance(model, torch.nn.Module):
+            raise SchedcError(f"{args.source}: the factory's model is a {type(model).__name__}, not a torch.nn.Module")
+        if args.dtype:
+            model, _ = convert_precision(model, example, args.dtype)
+        state = model.state_dict()
+    else:
+        if args.seed is not None:
+            raise SchedcError("--seed makes random weights of a factory's model (file.py:factory), not of a checkpoint file")
+        state = read_checkpoint(args.source, args.dtype)
+    count = save_params(state, args.output)
     print(f"wrote {args.output} ({count} parameters)", file=sys.stderr)
     return 0
 
@@ -462,6 +519,8 @@ def parse_params(values: list[str]):
 
     scopes: dict[str, list[str]] = {}
     for value in values:
+        if not isinstance(value, str) or not value:  # argparse gives `--params=--` as a list
+            raise SchedcError("--params: expected WEIGHTS.irpa or SCOPE=WEIGHTS.irpa")
         scope, sep, path = value.partition("=")
         if not sep or "/" in scope:
             scope, path = SCOPE, value
@@ -474,6 +533,13 @@ def cmd_run(args) -> int:
 
     from schedc.runtime.module import load, summarize
 
+    import io
+
+    from schedc.outputs import StagedOutputs
+
+    targets = [_output_file(text) for text in args.output]
+    for target in targets:  # before the call: an output that can never be written fails first
+        check_output_path(target, inputs=[args.module, *(t[1:] for t in args.input if t.startswith("@"))])
     inputs = [parse_input(text) for text in args.input]
     module = load(args.module, device=args.device, execution=args.execution, params=parse_params(args.params))
     function = module[args.function]
@@ -482,10 +548,23 @@ def cmd_run(args) -> int:
     print(f"EXEC @{args.function}")
     for i, value in enumerate(results):
         print(f"result[{i}]: {summarize(value)}")
-    for i, target in enumerate(args.output):
-        if i < len(results):
-            np.save(target.lstrip("@"), np.asarray(results[i]))
+    with StagedOutputs() as outputs:  # np.save would add .npy to a name without it (/dev/null.npy)
+        for target, value in zip(targets, results):
+            data = io.BytesIO()
+            np.save(data, np.asarray(value))
+            outputs.add(target, data.getvalue())
+        outputs.commit()
     return 0
+
+
+def _output_file(text: str) -> str:
+    if not isinstance(text, str) or not text.startswith("@") or len(text) == 1:
+        raise SchedcError(f"--output={text}: expected @file.npy")
+    return text[1:]
+
+
+# The largest array --input=SHAPExDTYPE=VALUE makes: beyond it a typo, not a model's input.
+MAX_INPUT_BYTES = 16 * 2**30
 
 
 _DTYPES = {"f16": "float16", "f32": "float32", "f64": "float64", "bf16": None, "i8": "int8", "i16": "int16",
@@ -496,22 +575,40 @@ def parse_input(text: str):
     """`@x.npy` loads a file; `4x16xf32=1.5` makes a filled array, as iree-run-module takes."""
     import numpy as np
 
+    if not isinstance(text, str) or not text:  # argparse gives `--input=--` as a list
+        raise SchedcError("--input: expected @file.npy or SHAPExDTYPE=VALUE, e.g. 4x16xf32=1")
     if text.startswith("@"):
         path = Path(text[1:])
         if not path.is_file():
             raise SchedcError(f"--input={text}: no such file")
         try:
             return np.load(path)
-        except (ValueError, OSError) as e:
+        except (ValueError, OSError, EOFError) as e:
             raise SchedcError(f"--input={text}: not a .npy file ({e})") from None
     spec, eq, value = text.partition("=")
     *dims, dtype = spec.split("x")
-    if not eq or _DTYPES.get(dtype) is None or not all(d.isdigit() for d in dims):
-        raise SchedcError(f"--input={text}: expected @file.npy or SHAPExDTYPE=VALUE, e.g. 4x16xf32=1")
+    if not eq or dtype not in _DTYPES or not all(d.isdigit() for d in dims):
+        raise SchedcError(f"--input={text}: expected @file.npy or SHAPExDTYPE=VALUE, e.g. 4x16xf32=1; "
+                          f"element types: {', '.join(_DTYPES)}")
+    element = _numpy_dtype(dtype)
+    shape = [int(d) for d in dims]
+    size = int(np.prod(shape, dtype=object)) * element.itemsize
+    if size > MAX_INPUT_BYTES:
+        raise SchedcError(f"--input={text}: too large ({size:,} bytes; at most {MAX_INPUT_BYTES:,}): pass a large input as @file.npy")
     try:
-        return np.full([int(d) for d in dims], float(value), dtype=_DTYPES[dtype])
+        return np.full(shape, float(value), dtype=element)
     except ValueError:
         raise SchedcError(f"--input={text}: '{value}' is not a number") from None
+
+
+def _numpy_dtype(name: str):
+    import numpy as np
+
+    if name == "bf16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(_DTYPES[name])
 
 
 if __name__ == "__main__":

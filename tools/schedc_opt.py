@@ -12,14 +12,15 @@ import sys
 from iree.compiler import ir
 
 from schedc.errors import SchedcError
+from schedc.tools.schedc import ArgumentParser
 from schedc.ir.mlirio import SPLIT_MARKER, module_text, parse_module, read_source, split_chunks
-from schedc.outputs import write_output
+from schedc.outputs import check_output_path, write_output
 from schedc.passes import REGISTRY, PassContext
 from schedc.compiler.pipeline import parse_pipeline, run_pipeline
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="schedc-opt",
         description="Run schedc passes on MLIR of their phase (flow, stream or HAL) and print the result.",
         epilog="passes: " + ", ".join(f"{n} ({p.summary})" for n, p in sorted(REGISTRY.items())),
@@ -36,9 +37,13 @@ def main(argv: list[str] | None = None) -> int:
     source_name = "<stdin>" if args.input == "-" else args.input
     try:
         invocations = parse_pipeline(args.passes, REGISTRY)
+        check_output_path(args.output, inputs=[args.input])
         text = read_source(args.input)
     except SchedcError as e:
         print(f"schedc-opt: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # the system refused a path
+        print(f"schedc-opt: error: {e.filename or args.input}: {e.strerror or e}", file=sys.stderr)
         return 1
     for invocation in invocations:  # e.g. remat{split-fusions}: it changes IREE's dispatch formation
         flags = REGISTRY[invocation.name].flags_for(invocation.options)

@@ -25,16 +25,50 @@ def _reason(error: OSError) -> str:
     return error.strerror or type(error).__name__
 
 
+def written_in_place(path: str) -> bool:
+    """Whether an output is written into what is there instead of replacing it: a device, a
+    FIFO, or a stream of this process (/dev/stdout, /dev/fd/N, /proc/self/fd/N), even where it
+    is redirected to a regular file (a rename would leave the shell's open file empty)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # absent (a new file), or a dangling link
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        return False  # a directory is never an output (check_output_path says so)
+    if path == "-" or path.startswith(("/dev/", "/proc/")):
+        return True
+    return mode is not None and not stat.S_ISREG(mode)
+
+
 def check_output_path(path: str, inputs=(), what: str = "output") -> None:
-    """Fails early for an output that can never be written: a directory, or an input file."""
-    if path == "-":
+    """Fails early for an output that can never be written: a directory, a path under a file,
+    or an input file."""
+    if path == "-" or written_in_place(path):
         return
     real = Path(os.path.realpath(path))
     if real.is_dir():
         raise SchedcError(f"{path}: is a directory; the {what} must be a file")
+    parent = real.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise SchedcError(f"{path}: {parent} is not a directory; the {what} cannot be written there")
     for source in inputs:
         if source and source != "-" and Path(source).exists() and real.exists() and os.path.samefile(real, source):
             raise SchedcError(f"{path}: the {what} is the input file; choose another -o")
+
+
+def check_distinct(outputs: dict[str, str | None]) -> None:
+    """Fails when two outputs of one run (what -> path) are one file; devices and streams may
+    take several (`-o /dev/null --report /dev/null`)."""
+    seen: dict[str, str] = {}
+    for what, path in outputs.items():
+        if not path or written_in_place(path):
+            continue
+        real = os.path.realpath(path)
+        if real in seen:
+            raise SchedcError(f"{path}: the {what} and the {seen[real]} are one file; name two files")
+        seen[real] = what
 
 
 class StagedOutputs:
@@ -55,15 +89,15 @@ class StagedOutputs:
         if path == "-":
             self._in_place.append((path, None, data))
             return
+        if written_in_place(path):
+            self._in_place.append((path, Path(path), data))
+            return
         check_output_path(path)
         real = Path(os.path.realpath(path))  # a symlink's target, even a dangling one's
         try:
             mode = real.stat().st_mode if real.exists() else None
         except OSError as e:
             raise SchedcError(f"{path}: cannot write ({_reason(e)})") from None
-        if mode is not None and not stat.S_ISREG(mode):
-            self._in_place.append((path, real, data))
-            return
         try:
             real.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")

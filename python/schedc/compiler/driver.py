@@ -19,6 +19,8 @@ the file it was given.
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import sys
 import tempfile
@@ -29,7 +31,7 @@ from schedc.errors import CompileError, SchedcError
 from schedc.ir.iree import exported_functions, named_parameters, packs, set_reflection, transient_allocations
 from schedc.compiler.iree_tools import run_iree_tool
 from schedc.ir.mlirio import BYTECODE_MAGIC, check_input_file, module_text, printable, read_module
-from schedc.outputs import StagedOutputs, check_output_path
+from schedc.outputs import StagedOutputs, check_distinct, check_output_path
 from schedc.compiler.phases import phase as named_phase
 from schedc.compiler.phases import END, IREE_PHASES, PHASES, CompileStep, Point, end_of, point_of, steps_between
 from schedc.compiler.pipeline import PassInvocation, PipelineError, complete_pipeline, parse_pipeline, run_pipeline
@@ -92,6 +94,7 @@ def compile(
     where passes print (default: stdout); with a `progress` stream (the CLI gives stderr on a
     terminal), each step's name shows on one status line as it starts.
     """
+    report, output = (os.fspath(p) if isinstance(p, os.PathLike) else p for p in (report, output))
     keywords = dict(
         passes=passes, schedc_passes=schedc_passes, emit=emit, dump_phases=dump_phases, iree_flags=iree_flags,
         report=report, summary=summary, timing=timing, verify_plan=verify_plan, execution=execution, tuning=tuning,
@@ -106,9 +109,19 @@ def compile(
     # Outputs that can never be written fail before the compile, not after it.
     if output and options.emit != Emit.EXECUTABLES:
         check_output_path(output, inputs=[source_path])
+    if report is not None and not isinstance(report, str):
+        raise CompileError(f"report takes a path (.json, or .html for a page), not {report!r}")
+    if output is not None and not isinstance(output, str):
+        raise CompileError(f"output takes a path, not {output!r}")
     if report:
-        check_output_path(report, inputs=[source_path, output], what="report")
+        check_output_path(report, inputs=[source_path], what="report")
+        check_distinct({"report": report, "output": output})
     timer = PhaseTimer(progress=progress)
+    # With the module on stdout (`-o -`), stdout carries it alone: what passes print and the
+    # summary go to stderr.
+    text_out = sys.stderr if output == "-" else sys.stdout
+    if pass_output is None and output == "-":
+        pass_output = sys.stderr
     try:
         result = compile_with_options(source, options, pass_output=pass_output, timer=timer)
         if report:
@@ -123,7 +136,7 @@ def compile(
     if options.summary:
         from schedc.report.build import summary_lines
 
-        print("\n".join(summary_lines(result.report)))
+        print("\n".join(summary_lines(result.report)), file=text_out)
     return result.output
 
 
@@ -189,15 +202,18 @@ def compile_with_options(source, options: CompileOptions, pass_output=None, time
             with timer.phase("report: IREE's stream phase without schedc"):
                 result.report = _report(steps, flow, stream, options, pipeline_text, result.records)
         return result
-    except CompileError as e:
-        if NO_FUNCTIONS in str(e):  # IREE's words for an input without functions
-            raise SchedcError(f"{_input_name(source)}: the input has no functions: nothing to compile") from None
-        keep_work = keep_work or e.repro is not None  # the repro command reads files in `work`
-        if keep_work:
-            e.args = (f"{e.args[0]}\n(the files it names are kept in {work})",)
-        raise
-    except PipelineError:
-        keep_work = True  # the message names the IR schedc was given
+    except SchedcError as e:
+        located = _error_in_input(source, e)
+        if located is not None:  # the user's own IR is wrong: say where, in their file
+            raise located from None
+        if isinstance(e, CompileError):
+            if NO_FUNCTIONS in str(e):  # IREE's words for an input without functions
+                raise SchedcError(f"{_input_name(source)}: the input has no functions: nothing to compile") from None
+            keep_work = keep_work or e.repro is not None  # the repro command reads files in `work`
+            if keep_work:
+                e.args = (f"{e.args[0]}\n(the files it names are kept in {work})",)
+        elif isinstance(e, PipelineError):
+            keep_work = True  # the message names the IR schedc was given
         raise
     finally:
         if keep_work:
@@ -206,6 +222,47 @@ def compile_with_options(source, options: CompileOptions, pass_output=None, time
             _dump(work, Path(options.dump_phases))
         if not keep_work:
             shutil.rmtree(work, ignore_errors=True)
+
+
+# What a failure says when the input itself holds what MLIR cannot take: IREE crashes on some
+# (an unregistered op, in its dispatch formation), or names its own intermediate file.
+_INPUT_FAULTS = ("unregistered dialect", "unregistered operation")
+# Inputs up to this size are parsed again to locate such a fault in the user's file.
+_REPARSE_BYTES = 256 * 2**20
+
+
+def _error_in_input(source, error: SchedcError) -> SchedcError | None:
+    """The user's input's own parse error (file:line:col of their text), where a failure of
+    IREE or of a phase's file points at the input itself; None otherwise."""
+    from iree.compiler import ir
+
+    from schedc.ir.mlirio import ParseError, parse_module
+
+    if not (getattr(error, "crashed", False) or any(f in str(error) for f in _INPUT_FAULTS)):
+        return None
+    if isinstance(source, Path):
+        if not source.is_file() or source.stat().st_size > _REPARSE_BYTES or source.read_bytes()[:4] == BYTECODE_MAGIC:
+            return None
+        text = source.read_text(errors="replace")
+    elif isinstance(source, str) and len(source) <= _REPARSE_BYTES:
+        text = source
+    else:
+        return None
+    try:
+        parse_module(text, _input_name(source), ir.Context())
+    except ParseError as e:
+        return ParseError(_with_source_line(str(e), text))
+    return None
+
+
+def _with_source_line(message: str, text: str) -> str:
+    """A located message with its input line quoted under it (MLIR's message for an
+    unregistered op does not name the op)."""
+    match = re.match(r"^.*?:(\d+):(\d+): ", message)
+    lines = text.splitlines()
+    if match is None or not 0 < int(match.group(1)) <= len(lines):
+        return message
+    return f"{message}\n    {lines[int(match.group(1)) - 1].strip()}"
 
 
 def _pipeline(options: CompileOptions) -> tuple[str, list[PassInvocation]]:
@@ -378,15 +435,17 @@ def _label(point: Point) -> str:
 
 
 def _batch_buckets(steps: "_Steps", target_flags, buckets) -> Path:
-    """IREE's input phase, then one static copy per bucket of each function of dynamic batch.
-    (IREE's compile from there runs its input phase again, which leaves this IR as it is.)"""
+    """IREE's input and ABI phases, then one static copy per bucket of each function of dynamic
+    batch. (IREE's compile from there runs those phases again, which leave this IR as it is.)"""
     from schedc.compiler.buckets import check_buckets, specialize_buckets
 
     buckets = check_buckets(buckets)
     source = steps.current
-    lowered = steps.next_file("iree-input")
-    with steps.timer.phase("IREE's input phase"):
-        run_iree_tool("iree-compile", [str(source), *target_flags, "--compile-to=input", "-o", str(lowered)], what="IREE's input phase")
+    lowered = steps.next_file("iree-abi")
+    # To the end of IREE's ABI phase: torch input has its buffer-view ABI from the input phase,
+    # other input (linalg) only once the ABI phase has wrapped its functions.
+    with steps.timer.phase("IREE's input and ABI phases"):
+        run_iree_tool("iree-compile", [str(source), *target_flags, "--compile-to=abi", "-o", str(lowered)], what="IREE's input and ABI phases")
     module = read_module(lowered)
     with steps.timer.phase("schedc: batch buckets"):
         specialize_buckets(module, buckets, str(source))

@@ -30,7 +30,11 @@ def check_input_file(path: str) -> Path:
 
 def read_source(path: str) -> str:
     if path == "-":
-        return sys.stdin.read()
+        data = sys.stdin.buffer.read()
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise SchedcError(f"<stdin>: not MLIR text (not UTF-8 at byte {e.start}; MLIR bytecode is not accepted here)") from None
     p = check_input_file(path)
     try:
         return p.read_text()
