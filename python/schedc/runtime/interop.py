@@ -85,12 +85,22 @@ def _current_stream(index: int):
     return torch.cuda.current_stream(index)
 
 
+IMPORT_ALIGNMENT = 64  # bytes: what IREE's heap import takes; a view off it is passed as an aligned copy
+
+
+def is_aligned(tensor) -> bool:
+    return tensor.data_ptr() % IMPORT_ALIGNMENT == 0
+
+
 def _import_tensor(device, tensor, position: int, function: str):
     """An IREE buffer view over a torch tensor's memory (a contiguous copy of a strided one)."""
     from torch.utils.dlpack import to_dlpack
 
+    source = tensor.detach().contiguous()
+    if source.data_ptr() % IMPORT_ALIGNMENT:  # IREE imports host memory aligned to 64 bytes only
+        source = source.clone()
     try:
-        return device.from_dlpack_capsule(to_dlpack(tensor.detach().contiguous()))
+        return device.from_dlpack_capsule(to_dlpack(source))
     except (RuntimeError, ValueError, TypeError, BufferError) as e:
         raise SchedcError(
             f"calling {function}: argument {position} cannot be passed to IREE (a {tensor.device} {tensor.dtype} tensor "
@@ -183,11 +193,19 @@ def _host_arguments(function: str, args) -> list:
     cannot be passed."""
     host = []
     for i, value in enumerate(args):
+        check_argument(function, i, value)
         try:
             host.append(_to_numpy(value))
-        except (TypeError, RuntimeError) as e:
+        except (TypeError, ValueError, RuntimeError) as e:
             raise SchedcError(f"calling {function}: argument {i} cannot be passed to IREE ({_first_line(e)})") from None
     return host
+
+
+def check_argument(function: str, position: int, value) -> None:
+    """One clear error for an argument no function takes (None, a string, an object)."""
+    if value is None or isinstance(value, (str, bytes, dict, set)):
+        raise SchedcError(f"calling {function}: argument {position} is {type(value).__name__}; "
+                          "pass numpy arrays, torch tensors, IREE device arrays or numbers")
 
 
 def _to_numpy(value):
@@ -200,7 +218,13 @@ def _to_numpy(value):
 
             return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
         return tensor.numpy()
+    if isinstance(value, (list, tuple)):  # nested lists of numbers: an array
+        value = np.asarray(value)
+        if value.dtype == object:
+            raise TypeError("a list that is not an array of numbers")
     if isinstance(value, np.ndarray):  # (np.ascontiguousarray would make a 0-d array 1-d)
+        if value.dtype == object:
+            raise TypeError("an array of Python objects")
         return value if value.flags.c_contiguous else value.copy(order="C")
     return value
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 import os
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -28,7 +29,9 @@ from schedc.runtime.interop import (
     _is_torch,
     _packed,
     _to_host,
+    check_argument,
     copy_into_torch,
+    is_aligned,
     wait_for_torch,
 )
 from schedc.runtime import abi
@@ -197,6 +200,12 @@ class Function:
         self._signalled = 0  # the semaphore's value after the last call
 
     def __call__(self, *args, copy: bool = False):
+        if self._module.replayed:  # one call at a time: every call shares the static buffers
+            with self._module._lock:
+                return self._call(args, copy)
+        return self._call(args, copy)
+
+    def _call(self, args: tuple, copy: bool):
         module = self._module
         if module._pending is not None:
             module._collect_pending()
@@ -233,6 +242,10 @@ class Function:
         try:
             results = self._bound_invoker()(*inputs)
         except (RuntimeError, ValueError, TypeError) as e:
+            scalars = [i for i, a in enumerate(args) if isinstance(a, (int, float, np.integer, np.floating)) and not isinstance(a, bool)]
+            if scalars and "FAILED_PRECONDITION" in str(e):  # IREE's words for a number where a tensor goes
+                raise SchedcError(f"calling {self.name} failed: argument {scalars[0]} is a Python number where the function "
+                                  f"takes a tensor: pass an array (numpy, torch) of the function's shape") from None
             raise SchedcError(f"calling {self.name} failed: {_first_line(e)}") from None
         single = not isinstance(results, (tuple, list))
         outputs = [results] if single else list(results)
@@ -371,7 +384,8 @@ class Function:
                 views.append(cached.view)
                 continue
             view = _import_tensor(self._module.device, tensor, i, self.name)
-            self._imported[i] = _Imported(tensor, key, view) if tensor.is_contiguous() else None
+            # Kept for the next call only where the view is over the tensor's own memory.
+            self._imported[i] = _Imported(tensor, key, view) if tensor.is_contiguous() and is_aligned(tensor) else None
             views.append(view)
         return views
 
@@ -428,32 +442,44 @@ class Function:
         which torch models get): the inputs are copied to the device, the work is queued, and
         a fence is signalled when it is done. On a replayed module the next call reuses the
         static buffers: it first waits for this one and keeps its results."""
-        import iree.runtime as rt
-
         module = self._module
         async_name = f"{self.name}$async"
+        for position, value in enumerate(args):
+            check_argument(async_name, position, value)
         vm_function = module._vm_module.lookup_function(async_name)
         if vm_function is None:
             # Modules not from torch (func.func input) have no fence-taking export: the call
             # runs on a worker thread instead (IREE releases the GIL while it waits).
             return PendingCall.on_thread(self, args)
+        if module.replayed:
+            with module._lock:
+                return self._queue(vm_function, async_name, args)
+        return self._queue(vm_function, async_name, args)
+
+    def _queue(self, vm_function, async_name: str, args: tuple) -> "PendingCall":
+        import iree.runtime as rt
+
+        module = self._module
         module._collect_pending()
         device = module._config.device
         inputs = []
         arguments = rt.VmVariantList(len(args) + 2)
         values = _host_arguments(async_name, args)
         staging = self._host_staging() if module.replayed and all(isinstance(v, np.ndarray) for v in values) else None
-        for value in staging.upload(values) if staging else values:
-            if isinstance(value, (bool, int, np.integer)):  # scalars go by value, as in a plain call
-                arguments.push_int(int(value))
-            elif isinstance(value, (float, np.floating)):
-                arguments.push_float(float(value))
-            elif _is_buffer_view(value):  # staged: the next call waits for this one (see below)
-                arguments.push_ref(value)
-            else:
-                array = rt.asdevicearray(device, value)
-                inputs.append(array)
-                arguments.push_ref(array._buffer_view)
+        for position, value in enumerate(staging.upload(values) if staging else values):
+            try:
+                if isinstance(value, (bool, int, np.integer)):  # scalars go by value, as in a plain call
+                    arguments.push_int(int(value))
+                elif isinstance(value, (float, np.floating)):
+                    arguments.push_float(float(value))
+                elif _is_buffer_view(value):  # staged: the next call waits for this one (see below)
+                    arguments.push_ref(value)
+                else:
+                    array = rt.asdevicearray(device, value)
+                    inputs.append(array)
+                    arguments.push_ref(array._buffer_view)
+            except (TypeError, ValueError, OverflowError, RuntimeError) as e:  # a number out of range, an array of objects
+                raise SchedcError(f"calling {async_name}: argument {position} cannot be passed to IREE ({_first_line(e)})") from None
         semaphore = device.create_semaphore(0)
         ready, done = rt.HalFence.create_at(semaphore, 0), rt.HalFence.create_at(semaphore, 1)
         arguments.push_ref(ready)
@@ -480,6 +506,10 @@ class BucketedFunction:
         self._inputs, self._outputs = batched_inputs, batched_outputs
 
     def __call__(self, *args, copy: bool = False):
+        for i in self._inputs:
+            if i < len(args) and not (hasattr(args[i], "shape") and len(args[i].shape) > 0):
+                raise SchedcError(f"calling {self.name}: argument {i} carries the batch and must be an array or tensor, "
+                                  f"not {type(args[i]).__name__}")
         sizes = {int(args[i].shape[0]) for i in self._inputs if i < len(args)}
         if len(sizes) != 1:
             raise SchedcError(f"{self.name}: the batched inputs {list(self._inputs)} must share their first dimension, got {sorted(sizes)}")
@@ -531,6 +561,7 @@ class PendingCall:
         self._future = future
         self._staging = staging  # a replayed function's host buffers: results are read through them
         self._outputs = None
+        self._lock = threading.Lock()  # its caller and the module's next call may both wait
 
     @classmethod
     def on_thread(cls, function: "Function", args) -> "PendingCall":
@@ -548,10 +579,14 @@ class PendingCall:
         return self._outputs is not None or bool(self._fence.wait(timeout=0))
 
     def wait(self):
-        import iree.runtime as rt
-
         if self._future is not None:
             return self._future.result()
+        with self._lock:
+            return self._wait()
+
+    def _wait(self):
+        import iree.runtime as rt
+
         if self._outputs is None:
             self._fence.wait()
             views = [self._results.get_as_object(i, rt.HalBufferView) for i in range(self._results.size)]
@@ -569,8 +604,15 @@ class Module:
                  params=None, shown_as: str | None = None):
         import iree.runtime as rt
 
-        if not Path(path).is_file():
-            raise RuntimeLoadError(f"{path}: no such file")
+        if not isinstance(device, str):
+            raise RuntimeLoadError(f"device must be a name such as 'local-task' or 'cuda', not {type(device).__name__}")
+        try:
+            if Path(path).is_dir():
+                raise RuntimeLoadError(f"{path}: is a directory, expected a .vmfb module")
+            if not Path(path).is_file():
+                raise RuntimeLoadError(f"{path}: no such file")
+        except OSError as e:  # a name too long, a path through a file
+            raise RuntimeLoadError(f"{path}: {e.strerror}") from None
         if wait is not None and wait not in WAITS:
             raise RuntimeLoadError(f"unknown wait '{wait}'; valid: {', '.join(WAITS)}")
         check_module_file(path)  # IREE maps a module unchecked: a damaged one can crash the process
@@ -590,7 +632,9 @@ class Module:
         self.device_name = device
         self._config = _create_config(device)
         try:
-            vm_module = rt.VmModule.mmap(self._config.vm_instance, str(path))
+            # A copy in memory, not a mapping of the file: a module file changed or truncated
+            # while loaded would fault at the next call (SIGBUS).
+            vm_module = rt.VmModule.copy_buffer(self._config.vm_instance, Path(path).read_bytes())
         except (RuntimeError, ValueError) as e:
             raise RuntimeLoadError(f"{path}: not a loadable IREE module ({_first_line(e)})") from None
         self._vm_module = vm_module
@@ -624,6 +668,7 @@ class Module:
         # How a replayed module's synchronous call waits for the device (see load).
         self.wait = wait or ("spin" if self.replayed and driver in ("cuda", "hip") else "block")
         self._pending: PendingCall | None = None
+        self._lock = threading.RLock()  # a replayed module's calls, one at a time (Function.__call__)
 
     def static_result_slots(self, name: str) -> frozenset[int]:
         """The positions of `name`'s results that static-replay found to be views of the same
@@ -770,7 +815,7 @@ def _module_execution(path: str) -> str:
 def summarize(value) -> str:
     """A one-line description of an output, like iree-run-module prints."""
     array = np.asarray(value)
-    text = f"{'x'.join(map(str, array.shape)) or 'scalar'}x{array.dtype}"
+    text = f"{'x'.join(map(str, array.shape))}x{array.dtype}" if array.shape else f"scalar {array.dtype}"
     if array.size and np.issubdtype(array.dtype, np.number):
         flat = array.reshape(-1)
         head = np.array2string(flat[:8], precision=4, separator=" ", max_line_width=200)

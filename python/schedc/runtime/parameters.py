@@ -139,15 +139,20 @@ class Archive:
 def parse_params(params) -> dict[str, list[str]]:
     """`params` as scope -> archive paths: a path (scope "model"), a list of paths, or a dict
     of scope -> path(s)."""
+    def paths(value) -> list[str]:
+        if isinstance(value, (str, os.PathLike)):
+            return [str(value)]
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, (str, os.PathLike)) for v in value):
+            return [str(v) for v in value]
+        raise RuntimeLoadError(f"params takes an archive's path, a list of them, or a dict of scope -> path(s); not {value!r}")
+
     if params is None:
         return {}
-    if isinstance(params, (str, os.PathLike)):
-        return {SCOPE: [str(params)]}
     if isinstance(params, dict):
-        return {str(scope): [str(p)] if isinstance(p, (str, os.PathLike)) else [str(q) for q in p] for scope, p in params.items()}
-    if isinstance(params, (list, tuple)):
-        return {SCOPE: [str(p) for p in params]}
-    raise RuntimeLoadError(f"params takes an archive's path, a list of them, or a dict of scope -> path(s); not {type(params).__name__}")
+        if not all(isinstance(scope, str) for scope in params):
+            raise RuntimeLoadError(f"params: a scope is a string, not {next(s for s in params if not isinstance(s, str))!r}")
+        return {scope: paths(value) for scope, value in params.items()}
+    return {SCOPE: paths(params)}
 
 
 def open_scopes(params) -> dict[str, list[Archive]]:
