@@ -40,6 +40,11 @@ from schedc.options import Execution, Phase
 from schedc.passes.base import PassInfo
 
 
+# The largest alignment an arena slice takes: a page of the largest kind GPUs map (2 MiB); an
+# alignment of 2**40 built a module that asked for a 3.3 TB arena.
+MAX_ALIGNMENT = 2 * 2**20
+
+
 @dataclass(frozen=True)
 class Options:
     alignment: int = 64  # IREE 3.13's buffer offset and range alignment on every target here
@@ -53,8 +58,8 @@ class Options:
     persistent_fills: bool = False
 
     def __post_init__(self):
-        if self.alignment <= 0 or self.alignment & (self.alignment - 1):
-            raise ValueError(f"alignment must be a power of two, got {self.alignment}")
+        if self.alignment <= 0 or self.alignment & (self.alignment - 1) or self.alignment > MAX_ALIGNMENT:
+            raise ValueError(f"alignment must be a power of two from 1 to {MAX_ALIGNMENT} bytes, got {self.alignment}")
         if self.max_checks < 0:
             raise ValueError(f"max-checks must be >= 0, got {self.max_checks}")
         if not self.time_limit > 0:

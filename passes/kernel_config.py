@@ -44,7 +44,9 @@ class Options:
 def _database(options: Options, target: str, arch: str, context) -> KernelDatabase | None:
     path = options.database or getattr(context, "kernel_database", "")
     if path:
-        return KernelDatabase.load(path)
+        database = KernelDatabase.load(path)
+        database.check_for(target, arch)
+        return database
     return default_database(target, arch)
 
 

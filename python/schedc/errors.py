@@ -18,6 +18,7 @@ class CompileError(SchedcError):
     def __init__(self, message: str, repro: str | None = None):
         super().__init__(message)
         self.repro = repro
+        self.crashed = False  # IREE's tool died of a signal or an assertion (iree_tools.run_iree_tool)
 
     def __str__(self) -> str:
         text = super().__str__()

@@ -144,6 +144,7 @@ class CompileOptions:
                                          cli={"action": "append", "metavar": "FLAG"})
 
     def __post_init__(self):
+        self._check_types()
         # An unknown target or chip is an error where the options are made, listing the valid ones.
         resolved = resolve_target(None if self.target is None else str(self.target), cuda_arch=self.cuda_arch,
                                   rocm_arch=self.rocm_arch, vulkan_target=self.vulkan_target, cpu=self.cpu)
@@ -153,6 +154,31 @@ class CompileOptions:
         flags = self.iree_flags
         object.__setattr__(self, "iree_flags", (flags,) if isinstance(flags, str) else tuple(flags))  # one flag, not characters
         object.__setattr__(self, "batch_buckets", tuple(self.batch_buckets))
+        self._check_applies()
+
+    def _check_types(self) -> None:
+        """A keyword of the wrong type is one clear error, not a failure deep in the compile."""
+        if self.report is not None and not isinstance(self.report, (str, bool)):  # True: a report in memory (compile_with_options)
+            raise CompileError(f"report takes a path, not {type(self.report).__name__} ({self.report!r})")
+        for name in ("target", "passes", "dump_phases", "cuda_arch", "rocm_arch", "vulkan_target", "cpu", "kernel_db"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise CompileError(f"{name} takes a string, not {type(value).__name__} ({value!r})")
+        flags = self.iree_flags
+        if not isinstance(flags, str) and not (isinstance(flags, (list, tuple)) and all(isinstance(f, str) for f in flags)):
+            raise CompileError(f"iree_flags takes a list of flags such as ['--iree-opt-level=O3'], not {flags!r}")
+        buckets = self.batch_buckets
+        if isinstance(buckets, (str, bytes)) or not isinstance(buckets, (list, tuple)) or not all(
+                isinstance(b, int) and not isinstance(b, bool) for b in buckets):
+            raise CompileError(f"batch_buckets takes integers such as (1, 2, 4, 8), not {buckets!r}")
+
+    def _check_applies(self) -> None:
+        """Options that would do nothing for this compile are errors, not silently ignored."""
+        for chip, target in _CHIPS.items():
+            if getattr(self, chip) is not None and self.target != target:
+                raise CompileError(f"--{chip.replace('_', '-')} applies to --target={target}, not --target={self.target}")
+        if not self.schedc_passes and self.passes is not None:
+            raise CompileError("--no-schedc-passes runs no schedc pass: drop --passes, or drop --no-schedc-passes")
 
     @classmethod
     def for_target(cls, target: Target, **options) -> "CompileOptions":

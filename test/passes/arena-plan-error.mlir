@@ -12,7 +12,7 @@
 // CHECK: stream.resource.pack
 // STRICT: arena-plan-error.mlir:[[# @LINE + 5]]:{{[0-9]+}}: error: arena-plan cannot plan this pack: 1 of its 2 slices have dynamic sizes
 // STRICT-NOT: util.func
-// ALIGN: schedc-opt: error: pass 'arena-plan': alignment must be a power of two, got 48
+// ALIGN: schedc-opt: error: pass 'arena-plan': alignment must be a power of two from 1 to 2097152 bytes, got 48
 util.func public @dynamic(%n: index) -> (index, index) {
   %c64 = arith.constant 64 : index
   %total, %a, %b = stream.resource.pack slices({

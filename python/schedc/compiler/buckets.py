@@ -28,16 +28,23 @@ from schedc.runtime import abi
 def parse_buckets(text: str) -> tuple[int, ...]:
     """`1,2,4,8` -> (1, 2, 4, 8); a clear error for anything but positive integers."""
     try:
-        buckets = sorted({int(part) for part in text.split(",") if part.strip()})
+        buckets = sorted({int(part) for part in text.split(",") if part.strip()}) if isinstance(text, str) else text
     except ValueError:
         raise CompileError(f"--batch-buckets={text}: expected positive integers such as 1,2,4,8") from None
     return check_buckets(buckets)
 
 
+# The largest bucket: the batch dimension's bound at import (schedc.torch.importer), and far
+# past what one call's buffers hold (a bucket of 2**31 compiled, then asked 512 GiB per call).
+MAX_BUCKET = 65536
+
+
 def check_buckets(buckets) -> tuple[int, ...]:
-    buckets = tuple(sorted(set(int(b) for b in buckets)))
-    if not buckets or buckets[0] < 1:
-        raise CompileError(f"batch buckets must be positive integers, got {', '.join(map(str, buckets)) or 'none'}")
+    if isinstance(buckets, (str, bytes)) or not all(isinstance(b, int) and not isinstance(b, bool) for b in buckets):
+        raise CompileError(f"batch_buckets takes integers, such as (1, 2, 4, 8), not {buckets!r}")
+    buckets = tuple(sorted(set(buckets)))
+    if not buckets or buckets[0] < 1 or buckets[-1] > MAX_BUCKET:
+        raise CompileError(f"batch buckets must be positive integers up to {MAX_BUCKET}, got {', '.join(map(str, buckets)) or 'none'}")
     return buckets
 
 
@@ -84,45 +91,56 @@ def specialize_buckets(module: ir.Operation, buckets: tuple[int, ...], source_na
     """Replaces each exported function of dynamic batch by one static copy per bucket."""
     block = module.regions[0].blocks[0]
     functions = {_symbol(op.operation): op.operation for op in block.operations if op.operation.name == "util.func"}
-    asynchronous = [f for name, f in functions.items() if name.endswith("$async") and "iree.abi.stub" in f.attributes]
+    exported = [f for f in functions.values() if "iree.abi.stub" in f.attributes]
     plans = []
-    for function in asynchronous:
+    for function in exported:
+        symbol = _symbol(function)
+        if not symbol.endswith("$async") and f"{symbol}$async" in functions:
+            continue  # the synchronous twin of an `$async` function: specialised with it
         reads = _batch_reads(function)
         if not reads:
             continue
-        name = _symbol(function)[: -len("$async")]
+        # torch input: `f$async` and its synchronous `f`; other input (linalg): `f` alone
+        name = symbol[: -len("$async")] if symbol.endswith("$async") else symbol
         inputs = sorted({ir.BlockArgument(r.operands[0]).arg_number for r in reads})
-        plans.append((function, functions.get(name), name, inputs, _batched_outputs(function)))
+        synchronous = functions.get(name) if symbol.endswith("$async") else None
+        plans.append((function, synchronous, name, inputs, _batched_outputs(function), symbol.endswith("$async")))
     if not plans:
         raise CompileError(
             f"{source_name}: --batch-buckets needs a function whose inputs have a dynamic batch (dimension 0); "
             "import the model with `schedc import --dynamic-batch` (or import_torch(..., dynamic_batch=True))"
         )
-    for function, synchronous, name, inputs, outputs in plans:
-        if synchronous is None:
+    for function, synchronous, name, inputs, outputs, twins in plans:
+        if twins and synchronous is None:
             raise CompileError(f"{source_name}: @{name}$async has no synchronous @{name} beside it")
         for batch in buckets:
             _specialize(function, synchronous, name, batch, inputs, outputs)
         function.erase()
-        synchronous.erase()
+        if synchronous is not None:
+            synchronous.erase()
 
 
 def _specialize(function, synchronous, name: str, batch: int, inputs: list[int], outputs: list[int]) -> None:
+    """`function` for one bucket: `name$b<batch>$async` and its synchronous wrapper, or (a
+    function without an `$async` twin) `name$b<batch>` itself."""
     bucket = f"{name}$b{batch}"
     with function.context, function.location:
         copy = function.clone(ir.InsertionPoint(function))
-        copy.attributes["sym_name"] = ir.StringAttr.get(f"{bucket}$async")
+        copy.attributes["sym_name"] = ir.StringAttr.get(f"{bucket}$async" if synchronous is not None else bucket)
         for read in _batch_reads(copy):
             with ir.InsertionPoint(read):
                 constant = ir.Operation.create("arith.constant", results=[ir.IndexType.get()],
                                                attributes={"value": ir.IntegerAttr.get(ir.IndexType.get(), batch)})
             read.results[0].replace_all_uses_with(constant.results[0])
             read.erase()
-        wrapper = synchronous.clone(ir.InsertionPoint(synchronous))
-        wrapper.attributes["sym_name"] = ir.StringAttr.get(bucket)
-        for call in _walk(wrapper, "util.call"):
-            if ir.FlatSymbolRefAttr(call.attributes["callee"]).value == f"{name}$async":
-                call.attributes["callee"] = ir.FlatSymbolRefAttr.get(f"{bucket}$async")
+        if synchronous is None:
+            wrapper = copy
+        else:
+            wrapper = synchronous.clone(ir.InsertionPoint(synchronous))
+            wrapper.attributes["sym_name"] = ir.StringAttr.get(bucket)
+            for call in _walk(wrapper, "util.call"):
+                if ir.FlatSymbolRefAttr(call.attributes["callee"]).value == f"{name}$async":
+                    call.attributes["callee"] = ir.FlatSymbolRefAttr.get(f"{bucket}$async")
         entries = {}
         if "iree.reflection" in wrapper.attributes:
             old = ir.DictAttr(wrapper.attributes["iree.reflection"])

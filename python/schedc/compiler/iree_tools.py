@@ -27,15 +27,34 @@ def run_iree_tool(name: str, args: list[str], *, what: str, cwd: str | None = No
     result = subprocess.run([iree_tool(name), *args], capture_output=True, text=True, errors="replace", cwd=cwd)
     if result.returncode != 0:
         repro = (f"cd {shlex.quote(cwd)} && " if cwd else "") + shlex.join([name, *args])
-        raise CompileError(f"{what} failed in IREE:\n{_trim(result.stderr)}", repro=repro)
+        crashed = result.returncode < 0 or "PrintStackTrace" in result.stderr or "Stack dump" in result.stderr
+        if crashed:
+            signal_name = _signal_name(-result.returncode) if result.returncode < 0 else "a crash"
+            diagnostic = _trim(result.stderr, crashed=True) or "(it printed no diagnostic before the crash)"
+            error = CompileError(f"{what}: IREE's {name} crashed ({signal_name}):\n{diagnostic}", repro=repro)
+        else:
+            error = CompileError(f"{what} failed in IREE:\n{_trim(result.stderr)}", repro=repro)
+        error.crashed = crashed
+        raise error
 
 
-def _trim(stderr: str) -> str:
-    """IREE's diagnostics without the crash-report boilerplate it prints after them."""
+def _signal_name(number: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _trim(stderr: str, crashed: bool = False) -> str:
+    """IREE's diagnostics without the crash-report boilerplate it prints after them (after a
+    crash, nothing of the stack dump: empty when that is all it printed)."""
     kept = []
     for line in stderr.splitlines():
         if line.startswith(("Please report issues to", "Stack dump", " #", "Stack dump without")):
             break
         if line not in kept:  # IREE repeats some warnings once per executable
             kept.append(line)
-    return "\n".join(kept).strip() or stderr.strip()
+    text = "\n".join(kept).strip()
+    return text if crashed else text or stderr.strip()

@@ -126,6 +126,10 @@ class KernelConfig:
         for wg, th in zip(self.workgroup, self.thread):
             if th and (not wg or wg % th):
                 raise ValueError(f"thread tile {th} does not divide workgroup tile {wg}: {self}")
+        if any(t < 0 for t in (*self.workgroup, *self.reduction, *self.thread)):
+            raise ValueError(f"negative tile sizes: {self}")
+        if self.workgroup_size > MAX_THREADS:
+            raise ValueError(f"a workgroup of {self.workgroup_size} threads; CUDA and ROCm GPUs run at most {MAX_THREADS}: {self}")
 
     @property
     def workgroup_size(self) -> int:
@@ -693,14 +697,26 @@ class KernelDatabase:
             raise SchedcError(f"{path}: not a kernel database ({e})") from None
         if not isinstance(data, dict) or data.get("format") != DATABASE_FORMAT:
             raise SchedcError(f"{path}: not a schedc kernel database of format {DATABASE_FORMAT}")
-        try:
-            entries = [TunedEntry.from_json(e) for e in data["entries"]]
-            db = KernelDatabase(data["chip"], data["target"], data["arch"], path=str(path))
-        except (KeyError, TypeError, ValueError) as e:
-            raise SchedcError(f"{path}: malformed kernel database entry ({e})") from None
-        for entry in entries:
+        if not isinstance(data.get("entries"), list) or not all(isinstance(e, dict) for e in data["entries"]):
+            raise SchedcError(f"{path}: malformed kernel database: 'entries' must be a list of objects")
+        if not all(isinstance(data.get(k), str) for k in ("chip", "target", "arch")):
+            raise SchedcError(f"{path}: malformed kernel database: 'chip', 'target' and 'arch' must be strings")
+        db = KernelDatabase(data["chip"], data["target"], data["arch"], path=str(path))
+        for number, raw in enumerate(data["entries"]):
+            try:
+                entry = TunedEntry.from_json(raw)
+                if not isinstance(entry.signature.key, str):
+                    raise TypeError(f"its signature's key is a {type(entry.signature.key).__name__}, not a string")
+            except (KeyError, TypeError, ValueError, AttributeError) as e:
+                raise SchedcError(f"{path}: malformed kernel database entry {number} ({type(e).__name__}: {e})") from None
             db.entries[entry.signature.key] = entry
         return db
+
+    def check_for(self, target: str, arch: str) -> None:
+        """A database measured for another target or chip is an error, not applied."""
+        if (self.target, self.arch) != (target, arch):
+            raise SchedcError(f"{self.path}: the kernel database was measured for {self.target} {self.arch}; "
+                              f"this compile is for {target} {arch}")
 
 
 BUILTIN_DATABASES = Path(__file__).parents[1] / "kernel_db"

@@ -89,7 +89,8 @@ class _BackendOptionsBase:
         if unknown:
             raise SchedcError(f"unknown schedc backend option(s) {', '.join(map(repr, unknown))}; valid: {', '.join(valid)}")
         if "iree_flags" in options:
-            options["iree_flags"] = tuple(options["iree_flags"])
+            flags = options["iree_flags"]
+            options["iree_flags"] = (flags,) if isinstance(flags, str) else tuple(flags)  # one flag, not its characters
         return cls(**options)
 
     def check(self, target: str) -> None:
@@ -265,14 +266,37 @@ def compiled_module(graph: FrozenGraph, args, target: str, options: BackendOptio
     key = cache_key(graph, args, target, options)
     path = options.cache_folder() / "dynamo" / f"{key}.vmfb"
     if path.is_file():
-        return path
+        if _intact(path):
+            return path
+        warnings.warn(f"schedc: the cached module {path} is damaged; compiling it again", stacklevel=2)
+        path.unlink(missing_ok=True)
     mlir = import_graph(graph, args)
     from schedc.compiler.driver import compile  # the compiler's half: only on a cache miss
     from schedc.outputs import write_output
 
     vmfb = compile(mlir, target=target, **options.compile_options(target))
-    write_output(str(path), vmfb)  # a concurrent process writes the same bytes
+    try:
+        write_output(str(path), vmfb)  # a concurrent process writes the same bytes
+    except SchedcError as e:  # an unwritable cache costs the cache, not the compiled module
+        import tempfile
+
+        fallback = Path(tempfile.gettempdir()) / f"schedc-dynamo-{os.getpid()}" / f"{key}.vmfb"
+        warnings.warn(f"schedc: cannot cache compiled modules ({e}); this process keeps them in {fallback.parent}", stacklevel=2)
+        write_output(str(fallback), vmfb)
+        return fallback
     return path
+
+
+def _intact(path: Path) -> bool:
+    """Whether a cached module's file is whole (its archive's checksums hold)."""
+    from schedc.errors import RuntimeLoadError
+    from schedc.runtime.vmfb import check_module_file
+
+    try:
+        check_module_file(str(path))
+    except (RuntimeLoadError, OSError):
+        return False
+    return True
 
 
 def import_graph(graph: FrozenGraph, args) -> str:

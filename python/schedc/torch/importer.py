@@ -240,6 +240,8 @@ def load_factory(spec: str, train: bool = False):
         raise SchedcError(f"{path_text}: no such file")
     module_name = f"schedc_user_{path.stem}"
     loader_spec = importlib.util.spec_from_file_location(module_name, path)
+    if loader_spec is None or loader_spec.loader is None:
+        raise SchedcError(f"{path_text}: not a Python file (expected path/to/file.py:factory)")
     user_module = importlib.util.module_from_spec(loader_spec)
     sys.modules[module_name] = user_module
     try:

@@ -80,35 +80,10 @@ def save_params(weights, path: str) -> int:
     return len(tensors)
 
 
-def load_state_dict(source: str, seed: int | None = None, dtype: str | None = None) -> dict:
+def read_checkpoint(path: str, dtype: str | None = None) -> dict:
     """The state_dict of a checkpoint file (torch.save of a state_dict, or of a dict holding one
-    under "state_dict" or "model"), or of the model a `file.py:factory` makes (with torch's
-    random generator seeded by `seed`), converted to `dtype` (f32, f16, bf16) when given."""
-    import torch
-
-    from schedc.torch.importer import convert_precision, load_factory
-
-    path_text, sep, factory = source.rpartition(":")
-    if sep and path_text.endswith(".py") and factory:
-        if seed is not None:
-            torch.manual_seed(seed)
-        model, example = load_factory(source)
-        if not isinstance(model, torch.nn.Module):
-            raise SchedcError(f"{source}: the factory's model is a {type(model).__name__}, not a torch.nn.Module")
-        if dtype is not None:
-            model, _ = convert_precision(model, example, dtype)
-        return model.state_dict()
-    if seed is not None:
-        raise SchedcError("--seed makes random weights of a factory's model (file.py:factory), not of a checkpoint file")
-    state = _read_checkpoint(source)
-    if dtype is not None:
-        from schedc.torch.importer import convert_tensors
-
-        state = dict(zip(state, convert_tensors(tuple(state.values()), dtype)))
-    return state
-
-
-def _read_checkpoint(path: str) -> dict:
+    under "state_dict" or "model"), its floating-point tensors converted to `dtype` (f32, f16,
+    bf16) when given."""
     import torch
 
     if not Path(path).is_file():
@@ -128,7 +103,11 @@ def _read_checkpoint(path: str) -> dict:
             break
     if not isinstance(loaded, dict) or not any(isinstance(v, torch.Tensor) for v in loaded.values()):
         raise SchedcError(f"{path}: holds a {type(loaded).__name__}, not a state_dict (a dict of tensors)")
-    return {str(k): v for k, v in loaded.items() if isinstance(v, torch.Tensor)}
+    state = {str(k): v for k, v in loaded.items() if isinstance(v, torch.Tensor)}
+    if dtype is not None:
+        types = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+        state = {k: v.to(types[dtype]) if v.is_floating_point() else v for k, v in state.items()}
+    return state
 
 
 def _first_line(error: BaseException) -> str:

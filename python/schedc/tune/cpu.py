@@ -32,7 +32,7 @@ from schedc.errors import CompileError, SchedcError
 from schedc.outputs import write_output
 from schedc.targets import Target
 from schedc.tune.bench import _host, parse_tensor_type, relative_error
-from schedc.tune.prepare import MANIFEST, RESULTS, TOLERANCE, Progress, read_manifest
+from schedc.tune.prepare import MANIFEST, RESULTS, TOLERANCE, Progress, check_output_folder, read_manifest, read_results
 
 
 # What marks a folder as CPU op measurements (a GPU manifest for llvm-cpu, as the runtime-only
@@ -77,6 +77,7 @@ def prepare(models: list[str], folder: str, options: CpuTuneOptions, isa: str) -
     if options.target.name != "llvm-cpu":
         raise SchedcError(f"CPU tuning is for llvm-cpu, not '{options.target.name}'")
     out = Path(folder)
+    check_output_folder(folder)
     out.mkdir(parents=True, exist_ok=True)
     jobs: dict[str, dict] = {}
     for model in models:
@@ -203,14 +204,12 @@ def entries(manifest: dict, results: dict) -> list[CpuEntry]:
 def merge(folder: str, database_path: str | None, isa: str) -> tuple[CpuDatabase, list[CpuEntry], str]:
     """Adds a benched folder's measured ops to a CPU database (by default the built-in one
     for `isa`, the host's)."""
-    out = Path(folder)
     manifest = read_manifest(folder)
     if not is_cpu_manifest(manifest):
         raise SchedcError(f"{folder} holds GPU candidates, not CPU op measurements: merge it with --target={manifest.get('target')}")
-    try:
-        results = json.loads((out / RESULTS).read_text())["kernels"]
-    except FileNotFoundError:
-        raise SchedcError(f"{folder}: no {RESULTS}; run 'schedc tune bench {folder}' first") from None
+    results = read_results(folder, f"'schedc tune bench {folder}'")
+    if not isinstance(manifest.get("isa"), str):
+        raise SchedcError(f"{folder}/manifest.json: not a CPU tuning manifest (no isa)")
     if manifest["isa"] != isa:
         raise SchedcError(f"{folder} was measured on {manifest['isa']}, not {isa}")
     path = database_path or str(builtin_path(isa))

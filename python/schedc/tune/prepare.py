@@ -88,6 +88,7 @@ def prepare(models: list[str], folder: str, options: TuneOptions) -> dict:
     if options.target.name not in CHIPS:
         raise SchedcError(f"tuning is for GPU targets ({', '.join(CHIPS)}) and llvm-cpu, not '{options.target.name}'")
     out = Path(folder)
+    check_output_folder(folder)
     out.mkdir(parents=True, exist_ok=True)
     jobs: dict[str, dict] = {}
     skipped: list[dict] = []
@@ -269,23 +270,63 @@ def matched_candidates(kernel: dict, measured: list[dict]) -> list[tuple[str, Ke
 
 
 def read_manifest(folder: str) -> dict:
-    """The manifest `prepare` wrote into `folder`; a clear error where there is none."""
+    """The manifest `prepare` wrote into `folder`; a clear error where there is none, or
+    where it is not of the shape prepare writes."""
     try:
-        return json.loads((Path(folder) / MANIFEST).read_text())
+        manifest = json.loads((Path(folder) / MANIFEST).read_text())
     except FileNotFoundError:
         raise SchedcError(f"{folder}: no {MANIFEST}; run 'schedc tune prepare' first") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise SchedcError(f"{folder}/{MANIFEST}: not a tuning manifest ({e})") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("kernels"), list) or not all(
+            isinstance(k, dict) and isinstance(k.get("name"), str) for k in manifest["kernels"]):
+        raise SchedcError(f"{folder}/{MANIFEST}: not a tuning manifest (no list of named kernels): run 'schedc tune prepare' again")
+    return manifest
+
+
+def read_results(folder: str, next_step: str) -> dict:
+    """`bench`'s results in `folder`: kernel name -> its measurements, checked for the shape
+    bench writes (a measured time is a number >= 0, or null where the candidate failed)."""
+    path = Path(folder) / RESULTS
+    try:
+        document = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise SchedcError(f"{folder}: no {RESULTS}; run {next_step} first") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise SchedcError(f"{path}: not the results of 'schedc tune bench' ({e})") from None
+    kernels = document.get("kernels") if isinstance(document, dict) else None
+    if not isinstance(kernels, dict):
+        raise SchedcError(f"{path}: not the results of 'schedc tune bench' (no 'kernels' object)")
+    for name, measured in kernels.items():
+        records = measured if isinstance(measured, list) else list(measured.values()) if isinstance(measured, dict) else None
+        if records is None or not all(isinstance(m, dict) for m in records):
+            raise SchedcError(f"{path}: kernel '{name}': its measurements are not a list of objects")
+        for m in records:
+            for field_name in ("time_us", "error"):
+                value = m.get(field_name)
+                if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0):
+                    raise SchedcError(f"{path}: kernel '{name}': {field_name} {value!r} is not a number >= 0")
+    return kernels
+
+
+def check_output_folder(folder: str) -> None:
+    """A folder that can be made: not a file, not under one."""
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise SchedcError(f"{folder}: exists and is not a folder")
+    parent = path.absolute().parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise SchedcError(f"{folder}: {parent} is not a directory")
 
 
 def merge(folder: str, database_path: str | None, target: Target) -> tuple[KernelDatabase, list[TunedEntry], str]:
     """Adds the winners of a benched folder to a database (the built-in one by default)."""
-    out = Path(folder)
     manifest = read_manifest(folder)
-    try:
-        results = json.loads((out / RESULTS).read_text())
-    except FileNotFoundError:
-        raise SchedcError(f"{folder}: no {RESULTS}; run 'schedc tune bench {folder}' on the GPU first") from None
+    results = {"kernels": read_results(folder, f"'schedc tune bench {folder}' on the GPU")}
+    if not all(isinstance(manifest.get(k), str) for k in ("target", "arch", "chip")):
+        raise SchedcError(f"{folder}/{MANIFEST}: not a GPU tuning manifest (no target, arch and chip)")
     if manifest["target"] != target.name or manifest["arch"] != target.arch:
         raise SchedcError(f"{folder} was prepared for {manifest['target']} {manifest['arch']}, not {target.name} {target.arch}")
     path = database_path or str(_builtin_path(manifest))
