@@ -10,7 +10,8 @@ modules, an archive, a report, a tuning folder, databases) and is classified:
 - traceback: any other exception, or "Traceback" printed;
 - exit: an exit code other than 0 and 1;
 - changed: a file of the sandbox changed, or one appeared that the case did not name.
-A signal kills the process: FOLDER/progress names the case it was on. Each case's outcome is a
+Relative paths resolve in FOLDER/cwd, which is checked as the sandbox is. A signal kills the
+process: FOLDER/progress names the case it was on. Each case's outcome is a
 line of FOLDER/results.jsonl; FOLDER/progress ends with "done".
 """
 
@@ -368,6 +369,10 @@ def clean_outputs(out: Path) -> None:
 
 
 def main(seed: int, count: int, folder: Path) -> int:
+    folder = folder.resolve()
+    scratch = folder / "cwd"  # relative outputs (`-o o.vmfb`, a folder named "-") land here
+    scratch.mkdir()
+    os.chdir(scratch)
     sandbox = make_sandbox(folder)
     box, out = sandbox["box"], sandbox["out"]
     pristine = folder / "pristine"
@@ -387,12 +392,13 @@ def main(seed: int, count: int, folder: Path) -> int:
                 outcome, message = "changed", f"files of the sandbox the case did not name changed: {unnamed[:4]}"
             shutil.rmtree(box)
             shutil.copytree(pristine, box)
-        stray = [p for p in out.rglob("*") if p.is_file() and not _named_in(p, case)]
+        stray = [p for p in [*out.rglob("*"), *scratch.rglob("*")] if p.is_file() and not _named_in(p, case)]
         if stray and outcome != "changed":
             outcome, message = "changed", f"files the case did not name: {[str(p) for p in stray[:3]]}"
         results.write(json.dumps({"number": number, "outcome": outcome, "case": _printable(case), "message": message}) + "\n")
         results.flush()
         clean_outputs(out)
+        clean_outputs(scratch)
     progress.write_text("done\n")
     return 0
 
@@ -402,7 +408,7 @@ def _named_in(path: Path, case: dict) -> bool:
     and report beside a named output (--save-inputs, a report's page)."""
     if case["kind"] == "json":
         return True  # its files are its own copies in out/
-    named = [Path(o) for o in case["outputs"] if o not in ("-", os.devnull)]
+    named = [Path(o).absolute() for o in case["outputs"] if o != os.devnull]
     return any(path == n or n in path.parents or (path.parent == n.parent and path.name.startswith(n.stem)) for n in named)
 
 
