@@ -116,6 +116,17 @@ def test_choose_config_prefers_database_then_heuristic_then_iree():
     assert choose_config(other, db).source == "database" and choose_config(other, db).config is None
 
 
+def test_a_database_config_past_the_chips_shared_memory_is_an_error():
+    """A database's config is the chip's to run: one whose promoted tiles need more shared
+    memory than the chip has is refused (IREE would compile it and fail at launch)."""
+    sig = matmul(1024, 1024, 1024, key="big")
+    huge = KernelConfig((256, 256, 0), (0, 0, 512), (8, 8, 0), (0, 1))
+    db = KernelDatabase("h200", "cuda", "sm_80", path="db.json")
+    db.merge(TunedEntry(sig, huge, 1.0, 2.0))
+    with pytest.raises(SchedcError, match="db.json: the config for .* bytes of shared memory"):
+        choose_config(sig, db)
+
+
 def test_database_round_trip_and_merge_keeps_the_faster(tmp_path):
     sig = matmul(64, 768, 256, key="a")
     db = KernelDatabase("h200", "cuda", "sm_80")

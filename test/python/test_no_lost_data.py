@@ -107,15 +107,21 @@ def test_3_stdout_carries_only_the_module(folder):
 
 
 @pytest.fixture(scope="module")
-def replayed(tmp_path_factory):
-    path = tmp_path_factory.mktemp("replayed") / "mm.vmfb"
-    schedc.compile(MATMUL, output=str(path), execution="graphs")
-    return schedc.load(str(path), device="local-task")
+def matmuls(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("threads")
+    for execution in ("graphs", "streams"):
+        schedc.compile(MATMUL, output=str(folder / f"{execution}.vmfb"), execution=execution)
+    return folder
 
 
+@pytest.mark.parametrize("execution", ["graphs", "streams"])
+@pytest.mark.parametrize("device", ["local-task", "local-sync"])
 @pytest.mark.parametrize("kind", ["numpy", "torch", "async"])
-def test_4_threads_on_a_replayed_module_get_their_own_results(replayed, kind):
-    assert replayed.replayed
+def test_4_threads_on_one_module_get_their_own_results(matmuls, execution, device, kind):
+    """8 threads on one module: a module one (its static buffers shared by every call)
+    serialises them; a streams one runs them side by side."""
+    module = schedc.load(str(matmuls / f"{execution}.vmfb"), device=device)
+    assert module.replayed == (execution == "graphs")
     errors = []
 
     def worker(seed: int):
@@ -123,11 +129,11 @@ def test_4_threads_on_a_replayed_module_get_their_own_results(replayed, kind):
         for _ in range(40):
             a, b = rng.standard_normal((2, 64, 64), dtype=np.float32)
             if kind == "numpy":
-                got = replayed.forward(a, b)
+                got = module.forward(a, b)
             elif kind == "torch":
-                got = replayed.forward(torch.from_numpy(a), torch.from_numpy(b), copy=True).numpy()
+                got = module.forward(torch.from_numpy(a), torch.from_numpy(b), copy=True).numpy()
             else:
-                got = replayed.forward.async_(a, b).wait()
+                got = module.forward.async_(a, b).wait()
             if not np.allclose(got, a @ b, rtol=1e-4, atol=1e-3):
                 errors.append(seed)
 

@@ -745,6 +745,9 @@ def choose_config(sig: KernelSignature, database: KernelDatabase | None, heurist
     if database is not None:
         entry = database.lookup(sig)
         if entry is not None:
+            if entry.config is not None and not entry.config.mma and shared_bytes(sig, entry.config) > MAX_SHARED_BYTES:
+                raise SchedcError(f"{database.path}: the config for {sig.name} ({entry.config.label()}) needs "
+                                  f"{shared_bytes(sig, entry.config):,} bytes of shared memory; the chip has {MAX_SHARED_BYTES:,}")
             return Choice(entry.config, "database", entry.time_us)  # config None: IREE's was fastest
     if heuristic:
         config = heuristic_config(sig, chip)
