@@ -18,7 +18,6 @@ line of FOLDER/results.jsonl; FOLDER/progress ends with "done".
 from __future__ import annotations
 
 import contextlib
-import copy
 import hashlib
 import io
 import json
@@ -196,7 +195,7 @@ def _mutate(rng: random.Random, value, depth: int = 0):
 
 def json_case(rng: random.Random, sandbox: dict) -> dict:
     """A JSON file schedc reads back, changed, and the command that reads it."""
-    box, out = sandbox["box"], sandbox["out"]
+    box = sandbox["box"]
     kind = rng.choice(["report", "manifest", "results", "kernel-db", "cpu-db"])
     source = {"report": box / "report.json", "manifest": box / "tune" / "manifest.json", "results": box / "tune" / "results.json",
               "kernel-db": box / "db.json", "cpu-db": box / "cpudb.json"}[kind]
