@@ -246,8 +246,19 @@ def test_static_replay_and_buckets_compile_with_parameters(examples, tmp_path):
     module = schedc.load(vmfb, params=str(tmp_path / "w.irpa"))
     with torch.no_grad():
         np.testing.assert_allclose(module.forward(x[:3].numpy()), model(x[:3]).numpy(), rtol=1e-5, atol=1e-5)
-    replayed = schedc.compile(schedc.import_torch(model, x, params=str(tmp_path / "w.irpa")), target="cuda", execution="graphs")
+    external = schedc.import_torch(model, x, params=str(tmp_path / "w.irpa"))
+    replayed = schedc.compile(external, target="cuda", execution="graphs")
     assert b"schedc.parameters" in replayed and model.fc1.weight.detach().numpy().tobytes()[:256] not in replayed
+    # The weights' transforms run at load, one at a time: a CUDA graph takes only so many
+    # concurrent nodes (an H200 refused RandWire's initializer)
+    torch.manual_seed(0)
+    convnet = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8), torch.nn.ReLU(), torch.nn.Conv2d(8, 8, 3),
+                                  torch.nn.BatchNorm2d(8)).eval()
+    with_norms = schedc.import_torch(convnet, torch.randn(1, 3, 16, 16), params=str(tmp_path / "c.irpa"))
+    stream = schedc.compile(with_norms, target="cuda", execution="graphs", emit="stream")
+    initializer = stream[stream.index("util.initializer"):]
+    initializer = initializer[: initializer.index("\n  }")]
+    assert "stream.cmd.dispatch" in initializer and "stream.cmd.concurrent" not in initializer
 
 
 def test_training_steps_refuse_an_archive(examples):

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from schedc.errors import CompileError, SchedcError
-from schedc.ir.iree import exported_functions, named_parameters, packs, set_reflection, transient_allocations
+from schedc.ir.iree import exported_functions, named_parameters, packs, serialize_initializers, set_reflection, transient_allocations
 from schedc.compiler.iree_tools import run_iree_tool
 from schedc.ir.mlirio import BYTECODE_MAGIC, check_input_file, module_text, printable, read_module
 from schedc.outputs import StagedOutputs, check_distinct, check_output_path
@@ -473,6 +473,13 @@ def _mark_module(source: Path, destination: Path, execution: str) -> None:
             set_reflection(func, abi.EXECUTION, execution)
         if needed:
             set_reflection(func, abi.PARAMETERS, layout_text(needed))
+    if execution == Execution.GRAPHS and needed:
+        # Weights read from an archive are transformed at load (IREE hoists what it would fold
+        # into a constant): hundreds of concurrent dispatches in one initializer, past the
+        # nodes a CUDA graph takes at once ("exceeded max concurrent node limit" on an H200).
+        # They run once, so one at a time: IREE combines the initializers into a new one later,
+        # which finds its partitioning on the module; every function keeps its own.
+        serialize_initializers(module)
     destination.write_text(module_text(module))
 
 

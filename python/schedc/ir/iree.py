@@ -280,6 +280,22 @@ def serialize_partitioning(func: ir.Operation) -> None:
         func.attributes["stream.partitioning"] = ir.Attribute.parse('#stream.partitioning_config<"debug">')
 
 
+# IREE's partitioning when nothing says otherwise (--iree-stream-partitioning-favor's default).
+DEFAULT_PARTITIONING = '#stream.partitioning_config<"min-peak-memory">'
+
+
+def serialize_initializers(module: ir.Operation) -> None:
+    """Asks IREE to run what the module's initializers dispatch one at a time. IREE combines
+    the initializers into a new one in its stream phase, which looks for its partitioning on
+    the module; so the module gets "debug", and each function that names none gets IREE's
+    default."""
+    with module.context:
+        for op in function_ops(module):
+            if "stream.partitioning" not in op.attributes:
+                op.attributes["stream.partitioning"] = ir.Attribute.parse(DEFAULT_PARTITIONING)
+        module.attributes["stream.partitioning"] = ir.Attribute.parse('#stream.partitioning_config<"debug">')
+
+
 def exported_functions(module: ir.Operation) -> list[ir.Operation]:
     """The functions IREE exports to callers (its ABI stubs)."""
     return [op for op in function_ops(module) if op.name == "util.func" and "iree.abi.stub" in op.attributes]
