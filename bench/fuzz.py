@@ -23,7 +23,6 @@ import json
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -67,49 +66,20 @@ def fuzz(cases: int, jobs: int, seed: int) -> int:
     return 1 if findings or died else 0
 
 
-MATMUL = """func.func @forward(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  %c0 = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<64x64xf32>
-  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
-  %0 = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%z : tensor<64x64xf32>) -> tensor<64x64xf32>
-  return %0 : tensor<64x64xf32>
-}
-"""
-
-
 def threads(count: int, calls: int) -> int:
-    import numpy as np
-    import torch
-
     import schedc
 
-    module = schedc.load(schedc.compile(MATMUL, execution="graphs"), device="local-task")
-    wrong = collections.Counter()
+    sys.path.insert(0, str(WORKER.parent))
+    from fuzz_inputs import call_in_threads, matmul_mlir
 
-    def worker(seed: int, kind: str):
-        rng = np.random.default_rng(seed)
-        for _ in range(calls):
-            a, b = rng.standard_normal((2, 64, 64), dtype=np.float32)
-            if kind == "numpy":
-                got = module.forward(a, b)
-            elif kind == "torch":
-                got = module.forward(torch.from_numpy(a), torch.from_numpy(b), copy=True).numpy()
-            else:
-                got = module.forward.async_(a, b).wait()
-            if not np.allclose(got, a @ b, rtol=1e-4, atol=1e-3):
-                wrong[kind] += 1
-
+    module = schedc.load(schedc.compile(matmul_mlir(64), execution="graphs"), device="local-task")
     print(f"{count} threads x {calls} calls of one replayed module (local-task), each kind in turn:")
     failed = 0
     for kind in ("numpy", "torch", "async"):
         started = time.perf_counter()
-        pool = [threading.Thread(target=worker, args=(seed, kind)) for seed in range(count)]
-        for t in pool:
-            t.start()
-        for t in pool:
-            t.join()
-        print(f"  {kind}: {wrong[kind]} wrong of {count * calls} in {time.perf_counter() - started:.1f} s")
-        failed += wrong[kind]
+        wrong = call_in_threads(module, count, calls, kind)
+        print(f"  {kind}: {wrong} wrong of {count * calls} in {time.perf_counter() - started:.1f} s")
+        failed += wrong
     return 1 if failed else 0
 
 

@@ -38,14 +38,52 @@ ADD = """func.func @forward(%a: tensor<4xf32>) -> tensor<4xf32> {
   return %0 : tensor<4xf32>
 }
 """
-MATMUL = """func.func @forward(%a: tensor<16x16xf32>, %b: tensor<16x16xf32>) -> tensor<16x16xf32> {
+def matmul_mlir(n: int) -> str:
+    """An n x n matmul as linalg on tensors: the module threads and fuzz cases call."""
+    t = f"tensor<{n}x{n}xf32>"
+    return f"""func.func @forward(%a: {t}, %b: {t}) -> {t} {{
   %c0 = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<16x16xf32>
-  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
-  %0 = linalg.matmul ins(%a, %b : tensor<16x16xf32>, tensor<16x16xf32>) outs(%z : tensor<16x16xf32>) -> tensor<16x16xf32>
-  return %0 : tensor<16x16xf32>
-}
+  %e = tensor.empty() : {t}
+  %z = linalg.fill ins(%c0 : f32) outs(%e : {t}) -> {t}
+  %0 = linalg.matmul ins(%a, %b : {t}, {t}) outs(%z : {t}) -> {t}
+  return %0 : {t}
+}}
 """
+
+
+MATMUL = matmul_mlir(16)
+
+
+def call_in_threads(module, threads: int, calls: int, kind: str) -> int:
+    """`threads` threads each make `calls` calls of `module` (a 64 x 64 matmul) with inputs
+    of their own (numpy, torch or the async API); returns how many results were wrong."""
+    import threading
+
+    import torch
+
+    wrong = []
+
+    def worker(seed: int):
+        rng = np.random.default_rng(seed)
+        for _ in range(calls):
+            a, b = rng.standard_normal((2, 64, 64), dtype=np.float32)
+            if kind == "numpy":
+                got = module.forward(a, b)
+            elif kind == "torch":
+                got = module.forward(torch.from_numpy(a), torch.from_numpy(b), copy=True).numpy()
+            else:
+                got = module.forward.async_(a, b).wait()
+            if not np.allclose(got, a @ b, rtol=1e-4, atol=1e-3):
+                wrong.append(seed)
+
+    pool = [threading.Thread(target=worker, args=(seed,)) for seed in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    return len(wrong)
+
+
 DYNAMIC = ADD.replace("4xf32", "?x8xf32")
 
 

@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import zipfile
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import torch
 
 import schedc
 from conftest import ROOT
+from fuzz_inputs import call_in_threads, matmul_mlir
 
 ADD = """func.func @forward(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = arith.addf %a, %a : tensor<4xf32>
@@ -31,14 +31,7 @@ DYNAMIC = """func.func @forward(%a: tensor<?x8xf32>) -> tensor<?x8xf32> {
   return %0 : tensor<?x8xf32>
 }
 """
-MATMUL = """func.func @forward(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  %c0 = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<64x64xf32>
-  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
-  %0 = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%z : tensor<64x64xf32>) -> tensor<64x64xf32>
-  return %0 : tensor<64x64xf32>
-}
-"""
+MATMUL = matmul_mlir(64)
 
 
 def cli(*args, cwd=None, stdin=None, tool="schedc"):
@@ -122,27 +115,7 @@ def test_4_threads_on_one_module_get_their_own_results(matmuls, execution, devic
     serialises them; a streams one runs them side by side."""
     module = schedc.load(str(matmuls / f"{execution}.vmfb"), device=device)
     assert module.replayed == (execution == "graphs")
-    errors = []
-
-    def worker(seed: int):
-        rng = np.random.default_rng(seed)
-        for _ in range(40):
-            a, b = rng.standard_normal((2, 64, 64), dtype=np.float32)
-            if kind == "numpy":
-                got = module.forward(a, b)
-            elif kind == "torch":
-                got = module.forward(torch.from_numpy(a), torch.from_numpy(b), copy=True).numpy()
-            else:
-                got = module.forward.async_(a, b).wait()
-            if not np.allclose(got, a @ b, rtol=1e-4, atol=1e-3):
-                errors.append(seed)
-
-    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    assert call_in_threads(module, threads=8, calls=40, kind=kind) == 0
 
 
 # 5 --------------------------------------------------------------------------------------------
