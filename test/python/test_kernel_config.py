@@ -116,6 +116,20 @@ def test_choose_config_prefers_database_then_heuristic_then_iree():
     assert choose_config(other, db).source == "database" and choose_config(other, db).config is None
 
 
+def test_a_dispatch_of_a_measured_structure_takes_its_config():
+    """A dispatch whose body differs from a measured one's only outside the root op (its
+    epilogue reads a bias from a binding where the measured one had it inlined: weights from
+    a parameter archive) takes that entry's config; another shape does not."""
+    sig = matmul(32, 384, 128, key="inlined-bias")
+    tuned = KernelConfig((16, 32, 0), (0, 0, 32), (1, 2, 0), (0, 1))
+    db = KernelDatabase("h200", "cuda", "sm_80")
+    db.merge(TunedEntry(sig, tuned, 1.25, 70.0))
+    bound = dataclasses.replace(sig, key="bias-from-a-binding")
+    assert choose_config(bound, db).config == tuned and choose_config(bound, db).source == "database"
+    other = dataclasses.replace(matmul(32, 384, 256), key="bias-from-a-binding")
+    assert choose_config(other, db).source != "database"
+
+
 def test_a_database_config_past_the_chips_shared_memory_is_an_error():
     """A database's config is the chip's to run: one whose promoted tiles need more shared
     memory than the chip has is refused (IREE would compile it and fail at launch)."""

@@ -76,6 +76,16 @@ class KernelSignature:
     def describe(self) -> str:
         return f"{self.kind} {'x'.join(map(str, self.loops))} {self.element_type}"
 
+    @property
+    def structure(self) -> tuple:
+        """What a config is chosen for: the root op (its kind, loops, maps, operand shapes and
+        types) and the ops fused with it, without the rest of the body that the key digests.
+        Two dispatches of one structure differ in their epilogue's operands only: a bias or a
+        batch norm's parameters as constants inlined in the body (weights in the module), or
+        as bindings (weights from a parameter archive)."""
+        return (self.kind, self.root, self.loops, self.iterators, self.indexing_maps, self.operand_shapes, self.element_type,
+                self.fused, self.chained, self.result_type)
+
     def to_json(self) -> dict:
         return asdict(self)
 
@@ -662,7 +672,13 @@ class KernelDatabase:
     path: str | None = None
 
     def lookup(self, sig: KernelSignature) -> TunedEntry | None:
-        return self.entries.get(sig.key)
+        """The entry measured for this dispatch (its key); else one measured for a dispatch of
+        the same structure (`KernelSignature.structure`), the fastest where several are."""
+        entry = self.entries.get(sig.key)
+        if entry is not None:
+            return entry
+        twins = [e for e in self.entries.values() if e.signature.structure == sig.structure]
+        return min(twins, key=lambda e: (e.time_us, e.signature.key)) if twins else None
 
     def merge(self, entry: TunedEntry) -> bool:
         """Keeps the faster of the old and new entry; True if the new one was kept."""
