@@ -4,6 +4,7 @@
     schedc import path/to/file.py:factory -o model.mlir [--params=weights.irpa]
     schedc run model.vmfb --function=forward --input=@x.npy [--device=local-task] [--params=weights.irpa]
     schedc params save checkpoint.pt|file.py:factory -o weights.irpa   (runtime and torch only)
+    schedc import lm.py:factory --generate -o lm.mlir; schedc generate lm.vmfb --prompt-ids 1,2,3
     schedc tune [prepare|bench|merge] ...   GPU kernel configs, measured (see 'schedc tune --help')
     schedc report report.json -o report.html
 """
@@ -102,6 +103,10 @@ def import_parser() -> argparse.ArgumentParser:
     p.add_argument("--dynamic-batch", action="store_true", help="leave dimension 0 of the inputs dynamic (for --batch-buckets)")
     p.add_argument("--params", metavar="WEIGHTS.irpa", help="write the weights to this parameter archive and name them in the MLIR "
                    "instead of inlining them (load the compiled module with --params / params=)")
+    p.add_argument("--generate", action="store_true", help="import a causal language model (Hugging Face, static cache) as a generation "
+                   "module: prefill per --seq-buckets, one decode step, the KV cache as device state (run it with schedc generate)")
+    p.add_argument("--seq-buckets", default="32,64,128,256", metavar="32,64,...", help="with --generate: the prompt lengths prefill is compiled for")
+    p.add_argument("--max-seq", type=int, default=512, help="with --generate: the positions the KV cache holds")
     p.add_argument("--train", action="store_true", help="import one training step: the factory returns (model, inputs, targets, loss); "
                    "the function train_step takes (parameters, buffers, inputs, targets) and returns (updated buffers, loss, gradients)")
     return p
@@ -156,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_run(run_parser().parse_args(argv[1:]))
         if argv and argv[0] == "tune":
             return cmd_tune(argv[1:])
+        if argv and argv[0] == "generate":
+            return cmd_generate(generate_parser().parse_args(argv[1:]))
         if argv and argv[0] == "params":
             return cmd_params(params_parser().parse_args(argv[1:]))
         if argv and argv[0] == "report":
@@ -429,6 +436,8 @@ def cmd_import(args) -> int:
     check_output_path(args.output, inputs=[factory_file])
     if args.save_inputs and written_in_place(args.output):
         raise SchedcError(f"--save-inputs writes OUTPUT-stem.argN.npy beside -o, and {args.output} is not a file: name an .mlir file")
+    if args.generate:
+        return _import_generation(args)
     if args.train:
         if args.dynamic_batch:
             raise SchedcError("--train takes static shapes: --dynamic-batch is for inference")
@@ -475,6 +484,57 @@ def _note_inlined_weights(model) -> None:
     if inlined > INLINED_WEIGHTS_NOTE:
         print(f"schedc: note: {inlined / 2**20:,.0f} MiB of weights inlined in the MLIR; --params=WEIGHTS.irpa keeps them "
               f"in an archive instead, for a faster compile and a module that loads any checkpoint", file=sys.stderr)
+
+
+def _import_generation(args) -> int:
+    from schedc.torch.generation import import_generation
+    from schedc.torch.importer import convert_precision, load_factory
+    from schedc.outputs import write_output
+
+    if args.train or args.dynamic_batch or args.save_inputs:
+        raise SchedcError("--generate makes prefill and decode functions of their own: drop --train, --dynamic-batch and --save-inputs")
+    try:
+        buckets = sorted({int(b) for b in args.seq_buckets.split(",") if b.strip()})
+    except ValueError:
+        raise SchedcError(f"--seq-buckets={args.seq_buckets}: expected positive integers such as 32,64,128") from None
+    if not buckets or buckets[0] < 1 or buckets[-1] > args.max_seq or args.max_seq > MAX_SEQ:
+        raise SchedcError(f"--seq-buckets must be from 1 to --max-seq ({args.max_seq}), and --max-seq at most {MAX_SEQ}")
+    if args.params is not None and os.path.realpath(args.params) == os.path.realpath(args.output):
+        raise SchedcError(f"{args.params}: the parameter archive and the MLIR (-o) must be two files")
+    model, example = load_factory(args.factory)
+    if args.dtype:
+        model, _ = convert_precision(model, example, args.dtype)
+    write_output(args.output, import_generation(model, buckets, args.max_seq, params=args.params))
+    print(f"wrote {args.output}" + (f" and {args.params}" if args.params else ""), file=sys.stderr)
+    return 0
+
+
+MAX_SEQ = 65536  # the longest KV cache --max-seq makes (far past what a model's positions allow)
+
+
+def generate_parser() -> argparse.ArgumentParser:
+    p = ArgumentParser(prog="schedc generate", description="Greedy text generation with a module made by schedc import --generate.")
+    p.add_argument("module", help="a .vmfb of a generation module")
+    p.add_argument("--prompt-ids", required=True, metavar="1,2,3", help="the prompt's token ids")
+    p.add_argument("--max-new-tokens", type=int, default=64)
+    p.add_argument("--eos-token-id", type=int, help="stop after this token")
+    p.add_argument("--device", default="local-task", help="local-task (default), local-sync, cuda, hip")
+    p.add_argument("--params", action="append", default=[], metavar="[SCOPE=]WEIGHTS.irpa", help="the module's parameter archive (repeatable)")
+    return p
+
+
+def cmd_generate(args) -> int:
+    from schedc.runtime.module import load
+
+    try:
+        prompt = [int(t) for t in args.prompt_ids.split(",") if t.strip()]
+    except ValueError:
+        raise SchedcError(f"--prompt-ids={args.prompt_ids}: expected token ids such as 15496,11,616") from None
+    module = load(args.module, device=args.device, params=parse_params(args.params))
+    for token in module.generate_iter(prompt, args.max_new_tokens, args.eos_token_id):
+        print(token, end=" ", flush=True)
+    print()
+    return 0
 
 
 def cmd_params(args) -> int:

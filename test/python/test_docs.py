@@ -88,7 +88,7 @@ def tune_prepare_flags() -> set[str]:
 
 
 def check_schedc(argv: list[str], command) -> None:
-    from schedc.tools.schedc import compile_parser, import_parser, params_parser, report_parser, run_parser, tune_parser
+    from schedc.tools.schedc import compile_parser, generate_parser, import_parser, params_parser, report_parser, run_parser, tune_parser
 
     subcommand, rest = (argv[0], argv[1:]) if argv else ("", [])
     if subcommand == "import":
@@ -99,6 +99,8 @@ def check_schedc(argv: list[str], command) -> None:
         parse(report_parser(), rest, command)
     elif subcommand == "params":
         parse(params_parser(), rest, command)
+    elif subcommand == "generate":
+        parse(generate_parser(), rest, command)
     elif subcommand == "tune" and rest and rest[0] in TUNE_STEPS:
         parse(tune_parser(), rest, command)
     elif subcommand == "tune":

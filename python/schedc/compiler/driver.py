@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from schedc.errors import CompileError, SchedcError
-from schedc.ir.iree import exported_functions, named_parameters, packs, serialize_initializers, set_reflection, transient_allocations
+from schedc.ir.iree import exported_functions, module_string_attribute, named_parameters, packs, serialize_initializers, set_reflection, transient_allocations
 from schedc.compiler.iree_tools import run_iree_tool
 from schedc.ir.mlirio import BYTECODE_MAGIC, check_input_file, module_text, printable, read_module
 from schedc.outputs import StagedOutputs, check_distinct, check_output_path
@@ -301,7 +301,7 @@ def _run_phases(steps: "_Steps", invocations: list[PassInvocation], context, opt
         for phase in PHASES:
             if point_of(phase) == stop and by_phase[phase.name]:
                 steps.run_passes(phase.label, by_phase[phase.name], context, input_name)
-        if stop == end_of("flow") and (options.execution == Execution.GRAPHS or _names_parameters(steps.current)):
+        if stop == end_of("flow") and (options.execution == Execution.GRAPHS or _needs_marking(steps.current)):
             _mark_module(steps.current, steps.next_file("flow-marked"), options.execution)
             steps.current = steps.last_file
         if stop == emitted:
@@ -454,10 +454,11 @@ def _batch_buckets(steps: "_Steps", target_flags, buckets) -> Path:
     return specialized
 
 
-def _names_parameters(path: Path) -> bool:
-    """Whether a phase's text names parameters of an archive (a cheap look before a parse)."""
+def _needs_marking(path: Path) -> bool:
+    """Whether a phase's text names parameters of an archive or is a generation module (a
+    cheap look before a parse)."""
     with open(path, "rb") as f:
-        return _file_contains(f, b"#stream.parameter.named<")
+        return _file_contains(f, b"#stream.parameter.named<") or _file_contains(f, abi.GENERATION.encode())
 
 
 def _mark_module(source: Path, destination: Path, execution: str) -> None:
@@ -468,7 +469,10 @@ def _mark_module(source: Path, destination: Path, execution: str) -> None:
 
     module = read_module(source)
     needed = [ParameterSpec(p.scope, p.key, p.element, p.shape) for p in named_parameters(module)]
+    generation = module_string_attribute(module, abi.GENERATION)
     for func in exported_functions(module):
+        if generation is not None:
+            set_reflection(func, abi.GENERATION, generation)
         if execution == Execution.GRAPHS:
             set_reflection(func, abi.EXECUTION, execution)
         if needed:

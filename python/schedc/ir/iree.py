@@ -301,6 +301,13 @@ def exported_functions(module: ir.Operation) -> list[ir.Operation]:
     return [op for op in function_ops(module) if op.name == "util.func" and "iree.abi.stub" in op.attributes]
 
 
+def module_string_attribute(module: ir.Operation, name: str) -> str | None:
+    """A string attribute of the module op (one the input carried through IREE's phases)."""
+    if name not in module.attributes:
+        return None
+    return ir.StringAttr(module.attributes[name]).value
+
+
 def set_reflection(func: ir.Operation, key: str, value: str) -> None:
     """Adds `key = value` to an exported function's reflection, which the runtime can read."""
     with func.context:

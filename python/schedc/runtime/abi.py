@@ -7,6 +7,8 @@ the runtime that loads it: one vocabulary, written by the compiler and read here
     schedc.static_inputs_of      on __schedc_static_inputs_<f>: the function it serves
     schedc.bucket_of / batch     a batch bucket's copy of a function, and its batch
     schedc.batched_inputs/outputs the arguments and results that carry the batch
+    schedc.generation            a generation module's sequence buckets and cache length, as JSON:
+                                 {"buckets": [32, 64], "max_seq": 512} (torch.generation)
     schedc.parameters            the parameters the module reads from archives, as JSON:
                                  [[scope, key, element type, shape], ...] (runtime.parameters)
 """
@@ -22,3 +24,4 @@ BATCH = "schedc.batch"
 BATCHED_INPUTS = "schedc.batched_inputs"
 BATCHED_OUTPUTS = "schedc.batched_outputs"
 PARAMETERS = "schedc.parameters"
+GENERATION = "schedc.generation"

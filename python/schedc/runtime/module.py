@@ -670,6 +670,30 @@ class Module:
         self._pending: PendingCall | None = None
         self._lock = threading.RLock()  # a replayed module's calls, one at a time (Function.__call__)
 
+    @property
+    def generation(self):
+        """A generation module's `Generation` (buckets, cache length); None for other modules."""
+        from schedc.runtime.generation import Generation
+
+        for name in self._vm_module.function_names:
+            function = self._vm_module.lookup_function(name)
+            if function is not None and abi.GENERATION in function.reflection:
+                return Generation(self, function.reflection[abi.GENERATION])
+        return None
+
+    def generate(self, prompt_ids, max_new_tokens: int, eos_token_id: int | None = None) -> list[int]:
+        """The greedy continuation of `prompt_ids` (token ids), up to `max_new_tokens` tokens,
+        stopping after `eos_token_id`: for a module made by `schedc import --generate`
+        (`schedc.runtime.generation`)."""
+        return list(self.generate_iter(prompt_ids, max_new_tokens, eos_token_id))
+
+    def generate_iter(self, prompt_ids, max_new_tokens: int, eos_token_id: int | None = None):
+        """Each token of `generate`, as it is made."""
+        generation = self.generation
+        if generation is None:
+            raise RuntimeLoadError("this module is not a generation module: import the model with schedc import --generate")
+        return generation.tokens(prompt_ids, max_new_tokens, eos_token_id)
+
     def static_result_slots(self, name: str) -> frozenset[int]:
         """The positions of `name`'s results that static-replay found to be views of the same
         static buffer on every call (its `schedc.static_result_slots` reflection, on the

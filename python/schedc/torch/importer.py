@@ -105,10 +105,11 @@ class ExternalWeights:
     Tied weights share one global. Other inputs (constants, non-persistent buffers, element
     types an archive does not keep) stay inlined, as the default import does."""
 
-    def __init__(self, state_dict: dict):
+    def __init__(self, state_dict: dict, prefix: str = ""):
         from schedc.torch.parameters import archive_keys
 
         self.state_dict = state_dict
+        self.prefix = prefix  # what the exported module's names add to the model's (a wrapper's attribute)
         self.keys = archive_keys(state_dict)  # state_dict key -> the archive's key
         self.globals: dict[str, tuple[str, object]] = {}  # the archive's key -> (symbol, builtin tensor type)
 
@@ -134,7 +135,8 @@ class ExternalWeights:
 
         from schedc.runtime.parameters import SCOPE
 
-        key = self.keys.get(info.input_spec.target)
+        target = info.input_spec.target or ""
+        key = self.keys.get(target.removeprefix(self.prefix) if target.startswith(self.prefix) else None)
         if key is None or info.mutable_producer_node_name is not None or info.store_producer_node is not None:
             return None
         if key not in self.globals:

@@ -1,0 +1,185 @@
+"""A causal language model as one generation module: prefill per sequence bucket, one decode
+step, the KV cache as device state.
+
+    mlir = import_generation(model, seq_buckets=(32, 64), max_seq=256, params="w.irpa")
+
+The module exports, for a Hugging Face causal LM (GPT-2, Llama, ... with a static cache):
+- `prefill_<b>(ids: i64[1, b], positions: i64[b], last: i64[1]) -> i64[1]` per bucket b: the
+  prompt, padded on the right to b, written into the cache at positions 0..b-1; returns the
+  greedy next token after the prompt's token at `last` (its length - 1). The padding needs no
+  mask: attention is causal over cache positions, so no real token sees a padded one, and the
+  decode steps overwrite the padded positions before any query reaches them.
+- `decode(ids: i64[1, 1], positions: i64[1], last: i64[1]) -> i64[1]`: one token at its
+  position; returns the next greedy token.
+The cache (each layer's keys and values, max_seq long, and its length) is a set of mutable
+`util.global`s that prefill and decode update in place: no call passes or copies the cache,
+and the position is data, so one decode graph serves every step.
+
+torch-mlir imports each function with its importer hooks (`ExternalWeights` for the weights,
+this module's `State` for the cache): resolve_input reads a cache buffer from its global,
+store_produced_value writes the updated one back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import warnings
+
+from schedc.errors import SchedcError
+
+from schedc.runtime.abi import GENERATION  # the module's attribute, then its functions' reflection
+
+
+def static_step(model, max_seq: int):
+    """A torch module that runs `model` on a static cache of `max_seq` positions, its cache
+    tensors registered as buffers (torch.export lifts buffers it reaches through the module;
+    tensors held by a cache object alone would be unmutable constants)."""
+    import torch
+    from transformers.cache_utils import StaticCache
+
+    class Step(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+            config = model.config.get_text_config()
+            self.cache = StaticCache(max_cache_len=max_seq, config=config)
+            heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
+            head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+            dtype = next(model.parameters()).dtype
+            self.cache.early_initialization(1, heads, head_dim, dtype, torch.device("cpu"))
+            for i, layer in enumerate(self.cache.layers):
+                self.register_buffer(f"cache_keys_{i}", layer.keys, persistent=False)
+                self.register_buffer(f"cache_values_{i}", layer.values, persistent=False)
+                self.register_buffer(f"cache_length_{i}", layer.cumulative_length, persistent=False)
+
+        def forward(self, ids, positions, last):
+            for i, layer in enumerate(self.cache.layers):  # the buffers as the trace sees them
+                layer.keys, layer.values = getattr(self, f"cache_keys_{i}"), getattr(self, f"cache_values_{i}")
+                layer.cumulative_length = getattr(self, f"cache_length_{i}")
+                layer.cumulative_length.copy_(positions[0])
+            logits = self.model(input_ids=ids, cache=self.cache, use_cache=True).logits
+            return torch.argmax(logits[0].index_select(0, last), dim=-1)
+
+    return Step()
+
+
+def import_generation(model, seq_buckets, max_seq: int, params: str | None = None) -> str:
+    """torch-dialect MLIR of the generation module (see the module's doc) for a causal LM."""
+    import torch
+    from torch_mlir import fx, ir
+
+    from schedc.torch.importer import ExternalWeights
+
+    buckets = sorted(set(int(b) for b in seq_buckets))
+    if not buckets or buckets[0] < 1 or buckets[-1] > max_seq:
+        raise SchedcError(f"sequence buckets must be from 1 to --max-seq={max_seq}, got {seq_buckets}")
+    model = model.eval().requires_grad_(False)
+    step = static_step(model, max_seq)
+    weights = ExternalWeights(model.state_dict(), prefix="model.") if params else None
+    state = State()
+    importer = Hooks.importer(weights, state)
+    functions = [(f"prefill_{b}", b) for b in buckets] + [("decode", 1)]
+    logging.disable(logging.CRITICAL)
+    try:
+        for name, length in functions:
+            example = (torch.zeros(1, length, dtype=torch.long), torch.arange(length), torch.tensor([length - 1]))
+            with torch.no_grad(), warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                warnings.simplefilter("ignore")
+                fx.export_and_import(step, *example, output_type="torch", fx_importer=importer, func_name=name,
+                                     experimental_support_mutation=True)
+    except SchedcError:
+        raise
+    except Exception as e:  # torch.export's or torch-mlir's refusal of the model
+        from schedc.torch.failures import export_failure
+
+        raise SchedcError(f"the model cannot be imported for generation: {export_failure(e)}") from None
+    finally:
+        logging.disable(logging.NOTSET)
+    if weights is not None:
+        weights.save(str(params))
+    module = importer.module
+    with module.context:  # what the runtime's generate() reads (the compile copies it into the reflection)
+        module.operation.attributes[GENERATION] = ir.StringAttr.get(json.dumps({"buckets": buckets, "max_seq": max_seq,
+                                                                             "vocab": int(model.config.get_text_config().vocab_size)}))
+    return str(module)
+
+
+class State:
+    """The KV cache's buffers as mutable globals, zero at load."""
+
+    def __init__(self):
+        self.globals: dict[str, tuple[str, object]] = {}  # buffer name -> (symbol, builtin type)
+
+    def resolve(self, gni, value, info):
+        from torch_mlir import ir
+
+        name = info.input_spec.target
+        if not name.startswith("cache_"):
+            return None
+        if name not in self.globals:
+            builtin = _builtin_type(value)
+            symbol = f"__state_{name}"
+            body = gni.fx_importer._m.body
+            with ir.InsertionPoint.at_block_begin(body), ir.Location.unknown():
+                element = builtin.element_type
+                # A distinct initial value per global: IREE 3.13 gives mutable globals of one type
+                # and one initial value one storage, and an in-place update of one then writes
+                # the others (two KV caches of a layer read each other's keys). What a cache
+                # holds before a call writes it is never read: a position is attended only once
+                # written, and each call sets the lengths first.
+                number = len(self.globals)
+                zero = (ir.FloatAttr.get(element, 1e-30 * (number + 1)) if isinstance(element, ir.FloatType)
+                        else ir.IntegerAttr.get(element, number + 1))
+                ir.Operation.create("util.global", attributes={
+                    "sym_name": ir.StringAttr.get(symbol), "sym_visibility": ir.StringAttr.get("private"),
+                    "type": ir.TypeAttr.get(builtin), "is_mutable": ir.UnitAttr.get(),
+                    "initial_value": ir.DenseElementsAttr.get_splat(builtin, zero),
+                })
+            self.globals[name] = (symbol, builtin)
+        symbol, builtin = self.globals[name]
+        loaded = ir.Operation.create("util.global.load", results=[builtin], attributes={"global": ir.FlatSymbolRefAttr.get(symbol)}).result
+        return ir.Operation.create("torch_c.from_builtin_tensor", results=[info.ir_type], operands=[loaded]).result
+
+    def store(self, gni, value, produced, info) -> None:
+        from torch_mlir import ir
+
+        symbol, builtin = self.globals[info.input_spec.target]
+        stored = ir.Operation.create("torch_c.to_builtin_tensor", results=[builtin], operands=[produced]).result
+        ir.Operation.create("util.global.store", operands=[stored], attributes={"global": ir.FlatSymbolRefAttr.get(symbol)})
+
+
+def _builtin_type(tensor):
+    from torch_mlir import ir
+
+    from schedc.torch.parameters import archive_dtype
+
+    element = archive_dtype(tensor)
+    if element is None:
+        raise SchedcError(f"a cache tensor of {tensor.dtype} cannot be device state")
+    return ir.RankedTensorType.parse(f"tensor<{''.join(f'{d}x' for d in tensor.shape)}{element}>")
+
+
+class Hooks:
+    @staticmethod
+    def importer(weights, state: State):
+        from torch_mlir import ir
+        from torch_mlir.dialects import torch as torch_d
+        from torch_mlir.extras.fx_importer import FxImporter, FxImporterHooks
+
+        class GenerationHooks(FxImporterHooks):
+            def resolve_input(self, gni, value, info):
+                found = state.resolve(gni, value, info)
+                if found is None and weights is not None:
+                    found = weights.resolve(gni, info)
+                return found
+
+            def store_produced_value(self, gni, py_value, produced_ir_value, info):
+                state.store(gni, py_value, produced_ir_value, info)
+
+        context = ir.Context()
+        torch_d.register_dialect(context)
+        context.allow_unregistered_dialects = True
+        return FxImporter(context=context, hooks=GenerationHooks())

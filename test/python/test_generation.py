@@ -1,0 +1,110 @@
+"""Text generation through a generation module, on the CPU: greedy tokens equal to Hugging
+Face's `generate(do_sample=False)`, prompts in several buckets, the KV cache updated in place,
+clear errors for what cannot run."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import schedc
+from schedc.torch.generation import import_generation
+from conftest import ROOT
+
+BUCKETS, MAX_SEQ, NEW = (8, 16), 64, 40
+
+EXAMPLE = ROOT / "examples" / "lm.py"
+_spec = importlib.util.spec_from_file_location("schedc_example_lm", EXAMPLE)
+_example = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_example)
+
+
+def tiny_gpt2():
+    return _example.tiny_gpt2()[0]
+
+
+@pytest.fixture(scope="module")
+def lm(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("generation")
+    model = tiny_gpt2()
+    mlir = import_generation(model, BUCKETS, MAX_SEQ, params=str(folder / "lm.irpa"))
+    module = schedc.load(schedc.compile(mlir, target="llvm-cpu"), params=str(folder / "lm.irpa"))
+    return model, module, mlir
+
+
+def reference(model, prompt, new):
+    with torch.no_grad():
+        ids = torch.tensor([prompt])
+        out = model.generate(ids, max_new_tokens=new, do_sample=False, pad_token_id=0, attention_mask=torch.ones_like(ids))
+    return out[0, len(prompt):].tolist()
+
+
+@pytest.mark.parametrize("length", [3, 8, 13])
+def test_greedy_tokens_equal_hugging_faces(lm, length):
+    model, module, _ = lm
+    prompt = np.random.default_rng(length).integers(1, 500, length).tolist()
+    expected = reference(model, prompt, NEW)
+    assert len(set(expected)) > 10  # the model does not repeat one token
+    assert module.generate(prompt, NEW) == expected
+    assert list(module.generate_iter(prompt, 5)) == expected[:5]  # a new prompt starts over
+
+
+def test_generation_stops_at_the_end_of_sequence_token(lm):
+    _, module, _ = lm
+    full = module.generate([5, 17, 300], 20)
+    stop = full[6]
+    assert module.generate([5, 17, 300], 20, eos_token_id=stop) == full[: full.index(stop) + 1]
+
+
+@pytest.mark.parametrize("prompt, new, message", [
+    ([], 5, "the prompt is empty"),
+    (list(range(1, 18)), 5, "longer than the largest sequence bucket (16)"),
+    ([1, 2, 3], 70, "the module's cache holds 64"),
+    ([1, 900], 5, "token id 900 is outside the model's vocabulary"),
+    ([[1, 2], [3, 4]], 5, "one sequence"),
+    ([1, 2], 0, "max_new_tokens must be a positive integer"),
+])
+def test_what_cannot_run_is_a_clear_error(lm, prompt, new, message):
+    _, module, _ = lm
+    with pytest.raises(schedc.SchedcError, match=re.escape(message)):
+        module.generate(prompt, new)
+
+
+def test_the_cache_is_updated_in_place(lm):
+    """The decode step's stream-phase IR: the caches are variable resources (IREE packs them
+    into one) that the step writes in place: it loads their handle, stores no resource back,
+    and copies nothing the size of a layer's cache."""
+    _, _, mlir = lm
+    stream = schedc.compile(mlir, target="llvm-cpu", emit="stream")
+    decode = stream[stream.index("util.func public @decode$async"):]
+    decode = decode[: decode.index("\n  }")]
+    cache_bytes = 1 * 4 * MAX_SEQ * 16 * 4  # batch, heads, positions, head size, f32
+    state_loads = re.findall(r"util\.global\.load (?:immutable )?@__state_\w+ : (\S+)", decode)
+    assert "!stream.resource<variable>" in state_loads and set(state_loads) <= {"!stream.resource<variable>", "!stream.timepoint"}
+    assert all(kind == "!stream.timepoint" for kind in re.findall(r"util\.global\.store [^:]*: (\S+)", decode))
+    copies = [int(n) for n in re.findall(r"stream\.cmd\.copy [^\n]*?, %c(\d+) ", decode)]
+    assert all(n < cache_bytes for n in copies), copies
+
+
+def test_cli_import_and_generate(tmp_path):
+    factory = EXAMPLE
+
+    def schedc_cli(*args):
+        return subprocess.run([sys.executable, "-m", "schedc.tools.schedc", *map(str, args)], capture_output=True, text=True)
+
+    result = schedc_cli("import", f"{factory}:tiny_gpt2", "--generate", "--seq-buckets=8,16", "--max-seq=64", "-o", tmp_path / "lm.mlir")
+    assert result.returncode == 0, result.stderr
+    assert schedc_cli(tmp_path / "lm.mlir", "-o", tmp_path / "lm.vmfb").returncode == 0
+    result = schedc_cli("generate", tmp_path / "lm.vmfb", "--prompt-ids", "5,17,300", "--max-new-tokens", "12")
+    assert result.returncode == 0, result.stderr
+    assert [int(t) for t in result.stdout.split()] == reference(tiny_gpt2(), [5, 17, 300], 12)
+    result = schedc_cli("generate", tmp_path / "lm.vmfb", "--prompt-ids", "5,17,300", "--max-new-tokens", "100")
+    assert result.returncode == 1 and "the module's cache holds 64" in result.stderr
+    result = schedc_cli("import", f"{factory}:tiny_gpt2", "--generate", "--seq-buckets=8,128", "--max-seq=64", "-o", tmp_path / "x.mlir")
+    assert result.returncode == 1 and "--seq-buckets must be from 1 to --max-seq" in result.stderr
