@@ -131,7 +131,8 @@ class State:
                 # holds before a call writes it is never read: a position is attended only once
                 # written, and each call sets the lengths first.
                 number = len(self.globals)
-                zero = (ir.FloatAttr.get(element, 1e-30 * (number + 1)) if isinstance(element, ir.FloatType)
+                # (multiples of 2**-24, f16's smallest step: distinct in f16, bf16 and f32 alike)
+                zero = (ir.FloatAttr.get(element, (number + 1) * 2.0**-24) if isinstance(element, ir.FloatType)
                         else ir.IntegerAttr.get(element, number + 1))
                 ir.Operation.create("util.global", attributes={
                     "sym_name": ir.StringAttr.get(symbol), "sym_visibility": ir.StringAttr.get("private"),

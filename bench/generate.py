@@ -1,0 +1,151 @@
+"""Text generation through a generation module (schedc import --generate) against Hugging Face.
+
+    python bench/generate.py prepare DIR [--dtype f16] [--no-tuning]   (here: imports and compiles, no GPU)
+    python bench/generate.py run DIR [--dtype f16] [--graphs]          (on the GPU machine: runtime, torch, transformers)
+
+`prepare` imports GPT-2 small's architecture (GPT2Config's defaults, 124M parameters, random
+weights from seed 0), in f32 or f16, as a generation module (prefill buckets 32, 64, 128; a 512-position
+cache; weights in an archive, not in the module) and compiles it for cuda twice: IREE's stream
+execution, and replay (--execution=graphs). `run` writes the archive there from seed 0
+(`schedc params save`), generates 256 tokens after a 100-token prompt with each module, and
+times the same with Hugging Face: `generate(do_sample=False)` with its static cache, eager.
+(HF's generate with a forward under `torch.compile(mode="reduce-overhead")` failed on the H200
+machine's torch 2.11: its CUDA graphs overwrote the static cache's length tensor.) It prints the prefill time, the decode time per
+token (median), tokens/s, the device memory, and how many greedy tokens agree with HF's (f16:
+a near tie can flip a token, and the rest follows from it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BUCKETS, MAX_SEQ, PROMPT, NEW = (32, 64, 128), 512, 100, 256
+
+
+def gpt2_small_lm():
+    """GPT-2 small's architecture with a language-model head, random weights from seed 0."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(attn_implementation="eager")).eval()
+    return model, torch.zeros(1, 8, dtype=torch.long)
+
+
+def prompt_ids() -> list[int]:
+    import numpy as np
+
+    return np.random.default_rng(1).integers(0, 50257, PROMPT).tolist()
+
+
+def prepare(folder: Path, dtype: str, tuning: bool) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    schedc = [sys.executable, "-m", "schedc.tools.schedc"]
+    mlir, archive = folder / f"gpt2.{dtype}.mlir", folder / f"gpt2.{dtype}.irpa"
+    started = time.perf_counter()
+    subprocess.run([*schedc, "import", f"{__file__}:gpt2_small_lm", "--generate", f"--dtype={dtype}",
+                    f"--seq-buckets={','.join(map(str, BUCKETS))}", f"--max-seq={MAX_SEQ}", f"--params={archive}", "-o", str(mlir)], check=True)
+    print(f"imported in {time.perf_counter() - started:.0f} s", flush=True)
+    archive.unlink()  # the GPU machine writes its own, from the seed
+    for execution in ("streams", "graphs"):
+        started = time.perf_counter()
+        subprocess.run([*schedc, str(mlir), "--target=cuda", f"--execution={execution}", *([] if tuning else ["--no-tuning"]),
+                        "-o", str(folder / f"gpt2.{dtype}.{execution}.vmfb")], check=True)
+        print(f"compiled {execution} in {time.perf_counter() - started:.0f} s", flush=True)
+    mlir.unlink()
+
+
+def run(folder: Path, dtype: str, execution: str) -> None:
+    import schedc
+
+    archive = folder / f"gpt2.{dtype}.seed0.irpa"
+    if not archive.exists():
+        subprocess.run([sys.executable, "-m", "schedc.tools.schedc", "params", "save", f"{__file__}:gpt2_small_lm", "--seed", "0",
+                        "--dtype", dtype, "-o", str(archive)], check=True)
+    prompt = prompt_ids()
+    module = schedc.load(str(folder / f"gpt2.{dtype}.{execution}.vmfb"), device="cuda", params=str(archive))
+    times = []
+    for _ in range(3):
+        tokens, prefill, decode = timed(module.generate_iter(prompt, NEW))
+        times.append((prefill, decode))
+    prefill, decode = min(times)
+    print(f"schedc {dtype} {execution}: prefill {prefill:.2f} ms, decode {decode:.3f} ms/token (median), {1e3 / decode:.0f} tokens/s", flush=True)
+    model, _ = gpt2_small_lm()
+    model = (model.half() if dtype == "f16" else model).cuda()
+    reference, hf = hf_generate(model, prompt)
+    print(f"HF eager, static cache: prefill {hf['prefill']:.2f} ms, decode {hf['decode']:.3f} ms/token, {1e3 / hf['decode']:.0f} tokens/s")
+    print(f"greedy tokens equal to HF's: {agreement(tokens, reference)}; schedc/HF decode time {decode / hf['decode']:.3f}")
+
+
+def timed(tokens):
+    """(tokens, first token's ms, median ms between the later ones) of a token iterator."""
+    stamps, out = [time.perf_counter()], []
+    for token in tokens:
+        out.append(token)
+        stamps.append(time.perf_counter())
+    gaps = [(b - a) * 1e3 for a, b in zip(stamps[1:], stamps[2:])]
+    return out, (stamps[1] - stamps[0]) * 1e3, statistics.median(gaps)
+
+
+def hf_generate(model, prompt):
+    """HF generate with its static cache, eager (a warm-up call, then the measured one)."""
+    import torch
+
+    ids = torch.tensor([prompt], device="cuda")
+    streamer = Stamps()
+    with torch.no_grad():
+        for _ in range(2):
+            streamer.reset()
+            out = model.generate(ids, max_new_tokens=NEW, min_new_tokens=NEW, do_sample=False, cache_implementation="static",
+                                 pad_token_id=0, attention_mask=torch.ones_like(ids), streamer=streamer)
+    stamps = streamer.stamps
+    gaps = [(b - a) * 1e3 for a, b in zip(stamps[2:], stamps[3:])]
+    tokens = out[0, len(prompt):].tolist()
+    return tokens, {"prefill": (stamps[1] - stamps[0]) * 1e3, "decode": statistics.median(gaps)}
+
+
+class Stamps:
+    """A generate() streamer that notes when each token arrives (its first call is the prompt)."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.stamps = []
+
+    def put(self, value):
+        import torch
+
+        torch.cuda.synchronize()
+        self.stamps.append(time.perf_counter())
+
+    def end(self):
+        pass
+
+
+def agreement(tokens, reference) -> str:
+    same = next((i for i, (a, b) in enumerate(zip(tokens, reference)) if a != b), min(len(tokens), len(reference)))
+    return f"first {same} of {len(reference)}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("step", choices=("prepare", "run"))
+    parser.add_argument("folder")
+    parser.add_argument("--dtype", default="f32", choices=("f32", "f16"))
+    parser.add_argument("--no-tuning", action="store_true", help="prepare: IREE's own kernel configs")
+    parser.add_argument("--graphs", action="store_true", help="run: the replayed module (a process runs one CUDA mode)")
+    args = parser.parse_args()
+    if args.step == "prepare":
+        prepare(Path(args.folder), args.dtype, not args.no_tuning)
+    else:
+        run(Path(args.folder), args.dtype, "graphs" if args.graphs else "streams")
+
+
+if __name__ == "__main__":
+    main()
