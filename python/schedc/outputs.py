@@ -48,14 +48,27 @@ def check_output_path(path: str, inputs=(), what: str = "output") -> None:
     real = Path(os.path.realpath(path))
     if real.is_dir():
         raise SchedcError(f"{path}: is a directory; the {what} must be a file")
+    _check_parent(path, real, what)
+    for source in inputs:
+        if source and source != "-" and Path(source).exists() and real.exists() and os.path.samefile(real, source):
+            raise SchedcError(f"{path}: the {what} is the input file; choose another -o")
+
+
+def _check_parent(path: str, real: Path, what: str) -> None:
+    """The nearest existing folder above `real` must be one: not a file (/etc/passwd/x)."""
     parent = real.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     if not parent.is_dir():
         raise SchedcError(f"{path}: {parent} is not a directory; the {what} cannot be written there")
-    for source in inputs:
-        if source and source != "-" and Path(source).exists() and real.exists() and os.path.samefile(real, source):
-            raise SchedcError(f"{path}: the {what} is the input file; choose another -o")
+
+
+def check_output_folder(folder: str, what: str = "output folder") -> None:
+    """A folder an output can be made in: not a file, not under one."""
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise SchedcError(f"{folder}: exists and is not a folder")
+    _check_parent(folder, path.absolute(), what)
 
 
 def check_distinct(outputs: dict[str, str | None]) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from schedc.errors import RuntimeLoadError, SchedcError
+from schedc.runtime.interop import _first_line
 
 SCOPE = "model"  # the scope schedc's importer names its parameters in
 METADATA_FORMAT = "schedc-parameter/1"  # an entry's metadata: {"format", "dtype", "shape", "crc32"}
@@ -253,8 +254,3 @@ def read_archive(path: str) -> dict[str, np.ndarray]:
             data = data.view(numpy_dtype(metadata["dtype"])).reshape(metadata["shape"])
         arrays[key] = data
     return arrays
-
-
-def _first_line(error: BaseException) -> str:
-    lines = [line for line in str(error).strip().splitlines() if line.strip()]
-    return lines[0][:300] if lines else type(error).__name__

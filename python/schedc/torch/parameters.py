@@ -19,6 +19,7 @@ import zipfile
 from pathlib import Path
 
 from schedc.errors import SchedcError
+from schedc.runtime.interop import _first_line
 
 # torch's element types an archive entry keeps, by name, as MLIR names them.
 ARCHIVE_DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int64": "i64", "int32": "i32", "int8": "i8"}
@@ -108,8 +109,3 @@ def read_checkpoint(path: str, dtype: str | None = None) -> dict:
         types = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
         state = {k: v.to(types[dtype]) if v.is_floating_point() else v for k, v in state.items()}
     return state
-
-
-def _first_line(error: BaseException) -> str:
-    lines = [line for line in str(error).strip().splitlines() if line.strip()]
-    return lines[0][:300] if lines else type(error).__name__

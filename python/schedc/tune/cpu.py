@@ -29,10 +29,10 @@ import numpy as np
 
 from schedc.decisions.cpu_config import CHANNELS_LAST_MODES, IREE_DEFAULT, MODE_FLAGS, MODES, STACK_FLAG, CpuDatabase, CpuEntry, OpShape, default_database
 from schedc.errors import CompileError, SchedcError
-from schedc.outputs import write_output
+from schedc.outputs import check_output_folder, write_output
 from schedc.targets import Target
 from schedc.tune.bench import _host, parse_tensor_type, relative_error
-from schedc.tune.prepare import MANIFEST, RESULTS, TOLERANCE, Progress, check_output_folder, read_manifest, read_results
+from schedc.tune.prepare import MANIFEST, RESULTS, TOLERANCE, Progress, read_manifest, read_results
 
 
 # What marks a folder as CPU op measurements (a GPU manifest for llvm-cpu, as the runtime-only
@@ -77,7 +77,7 @@ def prepare(models: list[str], folder: str, options: CpuTuneOptions, isa: str) -
     if options.target.name != "llvm-cpu":
         raise SchedcError(f"CPU tuning is for llvm-cpu, not '{options.target.name}'")
     out = Path(folder)
-    check_output_folder(folder)
+    check_output_folder(folder, "tuning folder")
     out.mkdir(parents=True, exist_ok=True)
     jobs: dict[str, dict] = {}
     for model in models:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from schedc.errors import CompileError, SchedcError
 from schedc.decisions.kernel_config import CHIPS, TILED_KINDS, estimate, KernelConfig, KernelDatabase, KernelSignature, TunedEntry, candidate_configs, default_database, heuristic_config
-from schedc.outputs import write_output
+from schedc.outputs import check_output_folder, write_output
 from schedc.targets import Target
 
 MANIFEST = "manifest.json"
@@ -88,7 +88,7 @@ def prepare(models: list[str], folder: str, options: TuneOptions) -> dict:
     if options.target.name not in CHIPS:
         raise SchedcError(f"tuning is for GPU targets ({', '.join(CHIPS)}) and llvm-cpu, not '{options.target.name}'")
     out = Path(folder)
-    check_output_folder(folder)
+    check_output_folder(folder, "tuning folder")
     out.mkdir(parents=True, exist_ok=True)
     jobs: dict[str, dict] = {}
     skipped: list[dict] = []
@@ -307,18 +307,6 @@ def read_results(folder: str, next_step: str) -> dict:
                 if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0):
                     raise SchedcError(f"{path}: kernel '{name}': {field_name} {value!r} is not a number >= 0")
     return kernels
-
-
-def check_output_folder(folder: str) -> None:
-    """A folder that can be made: not a file, not under one."""
-    path = Path(folder)
-    if path.exists() and not path.is_dir():
-        raise SchedcError(f"{folder}: exists and is not a folder")
-    parent = path.absolute().parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise SchedcError(f"{folder}: {parent} is not a directory")
 
 
 def merge(folder: str, database_path: str | None, target: Target) -> tuple[KernelDatabase, list[TunedEntry], str]:
