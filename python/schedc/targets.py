@@ -63,6 +63,22 @@ KNOWN_MISCOMPILES = {
 }
 
 
+# IREE 3.13 demotes f64 to f32 inside a module (--iree-input-demote-f64-to-f32, on by
+# default), and its ABI stubs keep f64 at the boundary over f32 storage: a call with an f64
+# argument or result fails in hal.buffer_view.create ("buffer view byte length 2N exceeds backing
+# buffer byte length N"). Every target schedc compiles for takes f64 (llvm-cpu, cuda, rocm and
+# vulkan compile it), so an input whose functions take or return f64 tensors keeps f64, as
+# torch computes it.
+KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
+
+
+def input_flags(has_f64: bool, user_flags) -> list[str]:
+    """Flags the input itself asks for: f64 kept where its functions take or return f64
+    tensors, unless the user set the demotion flag."""
+    named = {f.split("=", 1)[0] for f in user_flags}
+    return [KEEP_F64] if has_f64 and KEEP_F64.split("=", 1)[0] not in named else []
+
+
 def miscompile_warnings(target: "Target", flags) -> list[str]:
     """A warning for each flag in `flags` (not set to false) that KNOWN_MISCOMPILES lists for
     the target."""

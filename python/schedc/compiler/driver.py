@@ -19,6 +19,7 @@ the file it was given.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from schedc.errors import CompileError, SchedcError
-from schedc.ir.iree import exported_functions, module_string_attribute, named_parameters, packs, serialize_initializers, set_reflection, transient_allocations
+from schedc.ir.iree import exported_functions, function_name, module_string_attribute, named_parameters, packs, serialize_initializers, set_reflection, transient_allocations
 from schedc.compiler.iree_tools import run_iree_tool
 from schedc.ir.mlirio import BYTECODE_MAGIC, check_input_file, module_text, printable, read_module
 from schedc.outputs import StagedOutputs, check_distinct, check_output_path
@@ -37,7 +38,7 @@ from schedc.compiler.phases import END, IREE_PHASES, PHASES, CompileStep, Point,
 from schedc.compiler.pipeline import PassInvocation, PipelineError, complete_pipeline, parse_pipeline, run_pipeline
 from schedc.options import CompileOptions, Emit, Execution
 from schedc.runtime import abi
-from schedc.targets import Target, miscompile_warnings
+from schedc.targets import Target, input_flags, miscompile_warnings
 from schedc.compiler.timing import PhaseTimer, timing_report
 
 # What --emit writes: the IR at the end of one of IREE's phases (after schedc's passes of that
@@ -180,7 +181,7 @@ def compile_with_options(source, options: CompileOptions, pass_output=None, time
     keep_work = False
     try:
         input_path = _stage_input(source, work, dump=bool(options.dump_phases))
-        target_flags = options.resolved_target.iree_flags() + list(options.iree_flags)
+        target_flags = options.resolved_target.iree_flags() + input_flags(_f64_at_boundary(input_path), options.iree_flags) + list(options.iree_flags)
         pass_flags = [f for i in invocations for f in REGISTRY[i.name].flags_for(i.options)]
         # The target's code of each executable: as the module links it (--dump-phases), or one
         # executable per dispatch (--emit=executables, where no module is made).
@@ -454,25 +455,46 @@ def _batch_buckets(steps: "_Steps", target_flags, buckets) -> Path:
     return specialized
 
 
+def _f64_at_boundary(path: Path) -> bool:
+    """Whether an input's functions may take or return f64 tensors: a `func.func` line that
+    names them (torch's `,f64>`, builtin's `xf64>`), or bytecode, whose types a byte search
+    cannot see. (f64 inside a function only is IREE's to demote, as it does by default: its CPU
+    code has no f64 cos, sin or atan2.)"""
+    import mmap
+
+    with open(path, "rb") as f:
+        if f.read(4) == BYTECODE_MAGIC:
+            return True
+        try:
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                return re.search(rb"func\.func [^\n]*f64>", data) is not None
+        except ValueError:  # an empty file cannot be mapped
+            return False
+
+
 def _needs_marking(path: Path) -> bool:
     """Whether a phase's text names parameters of an archive or is a generation module (a
     cheap look before a parse)."""
     with open(path, "rb") as f:
-        return _file_contains(f, b"#stream.parameter.named<") or _file_contains(f, abi.GENERATION.encode())
+        return any(_file_contains(f, needle) for needle in (b"#stream.parameter.named<", abi.GENERATION.encode(), abi.SIGNATURE.encode()))
 
 
 def _mark_module(source: Path, destination: Path, execution: str) -> None:
     """Records, in the exported functions' reflection, for the runtime: the execution mode
-    (for graphs), and the parameters the module reads from archives (their scope, key,
+    (for graphs), the torch signature the importer recorded, and the parameters the module reads from archives (their scope, key,
     element type and shape), which the runtime checks an archive against before loading."""
     from schedc.runtime.parameters import ParameterSpec, layout_text
 
     module = read_module(source)
     needed = [ParameterSpec(p.scope, p.key, p.element, p.shape) for p in named_parameters(module)]
     generation = module_string_attribute(module, abi.GENERATION)
+    signatures = json.loads(module_string_attribute(module, abi.SIGNATURE) or "{}")
     for func in exported_functions(module):
         if generation is not None:
             set_reflection(func, abi.GENERATION, generation)
+        signature = signatures.get(function_name(func).removesuffix("$async"))
+        if signature is not None:
+            set_reflection(func, abi.SIGNATURE, json.dumps(signature, separators=(",", ":")))
         if execution == Execution.GRAPHS:
             set_reflection(func, abi.EXECUTION, execution)
         if needed:

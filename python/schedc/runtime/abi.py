@@ -11,6 +11,8 @@ the runtime that loads it: one vocabulary, written by the compiler and read here
                                  {"buckets": [32, 64], "max_seq": 512} (torch.generation)
     schedc.parameters            the parameters the module reads from archives, as JSON:
                                  [[scope, key, element type, shape], ...] (runtime.parameters)
+    schedc.signature             the function's arguments and results in torch's terms, as JSON
+                                 (torch.signature writes it, runtime.signature reads it)
 """
 
 EXECUTION = "schedc.execution"
@@ -25,3 +27,4 @@ BATCHED_INPUTS = "schedc.batched_inputs"
 BATCHED_OUTPUTS = "schedc.batched_outputs"
 PARAMETERS = "schedc.parameters"
 GENERATION = "schedc.generation"
+SIGNATURE = "schedc.signature"

@@ -125,7 +125,10 @@ def _export_tensor(device, view, dlpack):
 
     IREE's CUDA allocator exports only buffers it allocated whole (a replayed module's static
     buffers); a result from its queue-ordered pool (IREE's default path) is copied on the
-    device into a tensor torch allocates."""
+    device into a tensor torch allocates. A result that is no buffer view (a scalar the
+    function returns by value) is given as it is."""
+    if not _is_buffer_view(view):
+        return view
     tensor = _exported_view(device, view, dlpack)
     return tensor if tensor is not None else copy_into_torch(device, _device_array(device, view), dlpack)
 
@@ -150,10 +153,17 @@ def _packed(outputs: list):
 def copy_into_torch(device, output, dlpack):
     """A torch tensor holding `output`, copied on the device into a buffer IREE allocates
     whole (which it can export), then handed to torch."""
-    import iree.runtime as rt
     from torch.utils.dlpack import from_dlpack
 
-    view = output._buffer_view
+    copy = owned_copy(device, output._buffer_view)
+    return from_dlpack(device.create_dlpack_capsule(copy, dlpack[0], dlpack[1]))
+
+
+def owned_copy(device, view):
+    """A buffer view of the same shape and type as `view`, over a copy of its buffer made on
+    the device into a buffer IREE allocates whole (with every access: IREE may write it)."""
+    import iree.runtime as rt
+
     source = view.get_buffer()  # the copy takes the source buffer whole
     buffer = device.allocator.allocate_buffer(
         memory_type=rt.MemoryType.DEVICE_LOCAL,
@@ -164,8 +174,7 @@ def copy_into_torch(device, output, dlpack):
         semaphore = device.create_semaphore(0)
         device.queue_copy(source, buffer, rt.HalFence.create_at(semaphore, 0), rt.HalFence.create_at(semaphore, 1))
         rt.HalFence.create_at(semaphore, 1).wait()
-    copy = rt.HalBufferView(buffer, list(view.shape), view.element_type)
-    return from_dlpack(device.create_dlpack_capsule(copy, dlpack[0], dlpack[1]))
+    return rt.HalBufferView(buffer, list(view.shape), view.element_type)
 
 
 def _as_results(outputs, torch_out: bool, single: bool):

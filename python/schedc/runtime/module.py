@@ -25,6 +25,7 @@ from schedc.runtime.interop import (
     _host_arguments,
     _import_tensor,
     _is_buffer_view,
+    owned_copy,
     _is_device_array,
     _is_torch,
     _packed,
@@ -36,6 +37,7 @@ from schedc.runtime.interop import (
 )
 from schedc.runtime import abi
 from schedc.runtime.vmfb import check_module_file
+from schedc.runtime.signature import Signature
 
 EXECUTIONS = Execution.names()  # the modes a module runs in (schedc.options.Execution)
 WAITS = ("spin", "block")
@@ -198,12 +200,29 @@ class Function:
         # False (the synchronous export); None until the first call looks.
         self._spin: tuple | bool | None = None
         self._signalled = 0  # the semaphore's value after the last call
+        self._signature: Signature | None | bool = False  # False until the first call reads it
+        self._writes_inputs = False  # IREE writes an argument's buffer: call on copies (_invoke_on_imports)
 
     def __call__(self, *args, copy: bool = False):
+        signature = self.signature
+        if signature is not None:
+            signature.check_arguments(args)
         if self._module.replayed:  # one call at a time: every call shares the static buffers
             with self._module._lock:
-                return self._call(args, copy)
-        return self._call(args, copy)
+                results = self._call(args, copy)
+        else:
+            results = self._call(args, copy)
+        return results if signature is None else signature.mend(args, results)
+
+    @property
+    def signature(self) -> Signature | None:
+        """How this function's results are mended into torch's (runtime.signature), from its
+        `schedc.signature` reflection; None where they need nothing."""
+        if self._signature is False:
+            function = self._vm_function or self._module._vm_module.lookup_function(self.name)
+            text = function.reflection.get(abi.SIGNATURE) if function is not None else None
+            self._signature = Signature.parse(text, self.name)
+        return self._signature
 
     def _call(self, args: tuple, copy: bool):
         module = self._module
@@ -226,9 +245,9 @@ class Function:
             views = self._write_static_inputs(args, dlpack) if module.static_inputs and not again else None
             if views is None:
                 views = self._import(args, dlpack, keys)
-                if all(entry is not None for entry in self._imported):  # contiguous: kept for the next call
+                if all(entry is not None for entry in self._imported) and not self._writes_inputs:  # kept for the next call
                     self._repeat = _Repeat(args, keys, views, dlpack)
-            tensors = self._export(self._invoke_views(views), dlpack)
+            tensors = self._export(self._invoke_on_imports(views), dlpack)
             return _packed([t.clone() for t in tensors] if copy else tensors)
         self._repeat = None
         if args and all(_is_device_array(a) for a in args):
@@ -254,6 +273,22 @@ class Function:
         # once the module was dropped and another loaded (bench/params.py equal, RandWire).
         host = [_to_host(o, copy=True) for o in outputs]
         return _as_results(host, any(_is_torch(a) for a in args), single)
+
+    def _invoke_on_imports(self, views) -> list:
+        """The call on buffer views over the caller's tensors. IREE 3.13 may write a result
+        into an argument's buffer in place (iree-org/iree#16168: slice_scatter, index_put), and
+        the buffers it imports from torch do not allow that (PERMISSION_DENIED, "requires
+        DISCARD_WRITE"): the caller's tensor stays as it was, and such a function is called on
+        copies of its arguments in buffers of IREE's own from then on."""
+        if not self._writes_inputs:
+            try:
+                return self._invoke_views(views)
+            except SchedcError as e:
+                if "PERMISSION_DENIED" not in str(e) or "DISCARD_WRITE" not in str(e):
+                    raise
+                self._writes_inputs, self._repeat = True, None
+        device = self._module.device
+        return self._invoke_views([owned_copy(device, v) if _is_buffer_view(v) else v for v in views])
 
     def _host_staging(self) -> HostStaging:
         """The pinned host buffers of a replayed function's numpy calls (see HostStaging)."""
@@ -407,6 +442,9 @@ class Function:
             self._static_slots = self._module.static_result_slots(self.name)
         tensors = []
         for i, view in enumerate(results):
+            if not _is_buffer_view(view):  # a scalar the function returns by value
+                tensors.append(view)
+                continue
             cached = self._exported[i]
             if cached is not None and i in self._static_slots:  # the same static buffer on every call
                 tensors.append(self._hand_out(i, cached))

@@ -9,13 +9,15 @@ import contextlib
 import importlib.util
 import io
 import logging
+import os
 import sys
 import traceback
 import warnings
 from pathlib import Path
 
 from schedc.errors import SchedcError
-from schedc.torch.failures import export_failure
+from schedc.torch.failures import export_failure, import_failure
+from schedc.torch.signature import SIGNATURE, signature_text, torch_signature
 
 
 # Reduced precisions an import can convert a float32 model to, by their MLIR names.
@@ -79,16 +81,79 @@ def import_torch(model, *example_args, func_name: str | None = None, dtype: str 
     try:
         with torch.no_grad(), warnings.catch_warnings(), contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
             warnings.simplefilter("ignore")
-            module = fx.export_and_import(model, *example_args, output_type="torch", func_name=func_name, **options)
-    except Exception as e:  # torch.export's or torch-mlir's refusal of the user's model
+            program = export_program(model, example_args, options.pop("dynamic_shapes", None))
+    except Exception as e:  # torch.export's refusal of the user's model
         if dynamic_batch:  # torch.export's constraint errors: the model fixes its batch
             raise SchedcError(f"the model cannot be exported with a dynamic batch: {str(e).strip().splitlines()[0]}") from None
         raise SchedcError(export_failure(e)) from None
     finally:
         logging.disable(logging.NOTSET)
+    # torch-mlir's MLIR passes print their diagnostics on the process's stderr itself.
+    with native_stderr() as diagnostics:
+        try:
+            with torch.no_grad(), warnings.catch_warnings(), contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
+                warnings.simplefilter("ignore")
+                module = fx.export_and_import(program, output_type="torch", func_name=func_name, decomposition_table={}, **options)
+        except Exception as e:  # torch-mlir's refusal of the program torch.export made
+            failure = e
+        else:
+            failure = None
+    if failure is not None:
+        raise SchedcError(import_failure(failure, diagnostics.text)) from None
     if external is not None:
         external.save(str(params))
+    signature = torch_signature(program) if external is None else None
+    if signature is not None:  # what IREE's ABI loses: the runtime reads it (schedc.torch.signature)
+        from torch_mlir import ir
+
+        with module.context:
+            module.operation.attributes[SIGNATURE] = ir.StringAttr.get(signature_text({func_name: signature}))
     return str(module)
+
+
+class native_stderr(contextlib.AbstractContextManager):
+    """What native code (MLIR's diagnostics) writes to file descriptor 2 while inside, kept
+    (`.text` after the block) instead of printed."""
+
+    def __enter__(self):
+        import tempfile
+
+        sys.stderr.flush()
+        self._file = tempfile.TemporaryFile()
+        self._saved = os.dup(2)
+        os.dup2(self._file.fileno(), 2)
+        self.text = ""
+        return self
+
+    def __exit__(self, *exc):
+        os.dup2(self._saved, 2)
+        os.close(self._saved)
+        self._file.seek(0)
+        self.text = self._file.read().decode(errors="replace")
+        self._file.close()
+        return False
+
+
+def export_program(model, example_args: tuple, dynamic_shapes=None):
+    """torch.export's program of `model(*example_args)` after torch-mlir's decompositions and
+    schedc's (schedc.torch.decompositions): as torch-mlir's export_and_import makes it, kept
+    for its signature."""
+    import torch
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+    try:
+        program = torch.export.export(model, tuple(example_args), dynamic_shapes=dynamic_shapes, strict=False)
+    except Exception as first:
+        # Python-level tracing guards on what dynamo's bytecode tracing keeps symbolic (a
+        # tensor's value as a Python number: `float(x) + int(y)`, data-dependent scalars):
+        # dynamo's graph, strict export, takes those. Its own failure is not the one to report.
+        try:
+            program = torch.export.export(model, tuple(example_args), dynamic_shapes=dynamic_shapes, strict=True)
+        except Exception:
+            raise first from None
+    from schedc.torch.decompositions import decompositions
+
+    return program.run_decompositions({**get_decomposition_table(), **decompositions()})
 
 
 class ExternalWeights:

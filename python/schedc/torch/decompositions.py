@@ -1,0 +1,109 @@
+"""Decompositions schedc applies before torch-mlir, where torch-mlir's or IREE's own lowering
+of an op fails and a few torch ops express it exactly.
+
+Each is a torch function over the op's arguments; the importer adds them to torch-mlir's
+decomposition table (`run_decompositions`), so the program torch-mlir imports has the ops
+below instead. Shapes are static here (the importer's static path).
+
+- `adaptive_max_pool{1,2,3}d`: IREE 3.13's torch input conversion lowers it to a max pool of
+  one window size, which is wrong where the input's size is not a multiple of the output's
+  (10 -> 7: "'tensor.cast' op operand type 'tensor<1x512x9x15xf32>' and result type
+  'tensor<1x512x7x13xf32>' are cast incompatible"). Here each output position's window,
+  [floor(i * In / Out), ceil((i + 1) * In / Out)), is gathered (padded to the largest window
+  with -inf) and reduced; the indices are the first maximum's flat position in the input
+  plane, as torch's are.
+- `log10`: IREE 3.13's CPU code generation leaves `log10f` to libm, which its static linker
+  does not have ("undefined symbol: log10f", on an integer input converted to float): it is
+  log(x) / log(10).
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def _windows(size: int, out: int):
+    """Each output position's window start and end, as int64 tensors (made by arange: a
+    decomposition may not hold tensor constants)."""
+    import torch
+
+    position = torch.arange(out, dtype=torch.int64)
+    start = torch.div(position * size, out, rounding_mode="floor")
+    end = torch.div((position + 1) * size + out - 1, out, rounding_mode="floor")
+    return start, end
+
+
+def adaptive_max_pool(x, output_size, dims: int):
+    """(values, indices) of an adaptive max pool over the last `dims` dimensions of x."""
+    import torch
+
+    spatial = list(x.shape[-dims:])
+    sizes = [int(o) if o is not None else s for o, s in zip(output_size, spatial)]
+    lead = x.dim() - dims
+    gathered = x
+    window_widths, starts = [], []
+    for d, (size, out) in enumerate(zip(spatial, sizes)):
+        start, end = _windows(size, out)
+        width = max(-((-(i + 1) * size) // out) - (i * size) // out for i in range(out))
+        offset = torch.arange(width, dtype=torch.int64)
+        index = (start.unsqueeze(1) + offset.unsqueeze(0)).clamp(max=size - 1)  # (out, width)
+        valid = (start.unsqueeze(1) + offset.unsqueeze(0)) < end.unsqueeze(1)
+        axis = lead + 2 * d  # each earlier dimension became (out, width)
+        gathered = gathered.index_select(axis, index.reshape(-1))
+        shape = list(gathered.shape)
+        gathered = gathered.reshape(shape[:axis] + [out, width] + shape[axis + 1:])
+        mask_shape = [1] * gathered.dim()
+        mask_shape[axis], mask_shape[axis + 1] = out, width
+        gathered = gathered.masked_fill(~valid.reshape(mask_shape), float("-inf"))
+        window_widths.append(width)
+        starts.append(start)
+    # (..., O1, K1, O2, K2, ...) -> (..., O1, O2, ..., K1 * K2 * ...)
+    outs = [lead + 2 * d for d in range(dims)]
+    widths = [lead + 2 * d + 1 for d in range(dims)]
+    gathered = gathered.permute(list(range(lead)) + outs + widths)
+    flat = gathered.reshape(list(gathered.shape[: lead + dims]) + [-1])
+    values, local = flat.max(dim=-1)
+    # The window-local position back to the input plane's flat index.
+    index = torch.zeros_like(local)
+    remainder = local
+    for d in range(dims):
+        inner = math.prod(window_widths[d + 1:])
+        offset = torch.div(remainder, inner, rounding_mode="floor")
+        remainder = remainder - offset * inner
+        start_shape = [1] * local.dim()
+        start_shape[lead + d] = sizes[d]
+        index = index + (starts[d].reshape(start_shape) + offset) * math.prod(spatial[d + 1:])
+    return values, index
+
+
+def _adaptive_max_pool1d(x, output_size):
+    return adaptive_max_pool(x, output_size, 1)
+
+
+def _adaptive_max_pool2d(x, output_size):
+    return adaptive_max_pool(x, output_size, 2)
+
+
+def _adaptive_max_pool3d(x, output_size):
+    return adaptive_max_pool(x, output_size, 3)
+
+
+def _log10(x):
+    import torch
+
+    return torch.log(x) * (1.0 / math.log(10.0))
+
+
+def decompositions() -> dict:
+    """schedc's decompositions by the aten op they replace."""
+    import torch
+
+    aten = torch.ops.aten
+    table = {
+        aten.adaptive_max_pool2d.default: _adaptive_max_pool2d,
+        aten.adaptive_max_pool3d.default: _adaptive_max_pool3d,
+        aten.log10.default: _log10,
+    }
+    if hasattr(aten, "adaptive_max_pool1d"):
+        table[aten.adaptive_max_pool1d.default] = _adaptive_max_pool1d
+    return table
