@@ -17,7 +17,8 @@ from pathlib import Path
 
 from schedc.errors import SchedcError
 from schedc.torch.failures import export_failure, import_failure
-from schedc.torch.signature import SIGNATURE, signature_text, torch_signature
+from schedc.runtime.abi import SIGNATURE  # the module's attribute, then its functions' reflection
+from schedc.torch.signature import signature_text, torch_signature
 
 
 # Reduced precisions an import can convert a float32 model to, by their MLIR names.

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import json
 
-from schedc.runtime.abi import SIGNATURE  # the module's attribute, then its functions' reflection
-
 
 def torch_signature(program) -> dict | None:
     """The signature of an ExportedProgram (after its decompositions, as torch-mlir imports it:
