@@ -143,3 +143,29 @@ def test_adaptive_max_pool_of_an_uneven_size_compiles_and_runs(tmp_path):
     values, indices = schedc.load(str(path)).forward(x)
     expected = Pool()(x)
     assert torch.equal(values, expected[0]) and torch.equal(indices, expected[1])
+
+
+def test_decompositions_give_torchs_results():
+    from schedc.torch import decompositions as d
+
+    generator = torch.Generator().manual_seed(2)
+    a, b = torch.rand(3, 0, generator=generator), torch.rand(0, 4, generator=generator)
+    assert torch.equal(d._zero_k(a, b), torch.mm(a, b))
+    assert d._zero_k(torch.rand(3, 2), torch.rand(2, 4)) is NotImplemented
+    x = torch.randperm(2 * 6 * 3, generator=generator).reshape(2, 6, 3)
+    for keepdim in (False, True):
+        want, got = torch.kthvalue(x, 4, 1, keepdim), d._kthvalue(x, 4, 1, keepdim)
+        assert torch.equal(got[0], want.values) and torch.equal(got[1], want.indices)
+    x, mask = torch.rand(5, 5, generator=generator), torch.tensor([True, False, True, True, False])
+    rows, one = torch.rand(3, 5, generator=generator), torch.rand(1, 5, generator=generator)
+    for values in (rows, one):
+        for accumulate in (False, True):
+            want = torch.ops.aten.index_put(x, (mask,), values, accumulate=accumulate)
+            assert torch.equal(d._index_put_bool_mask(x, [mask], values, accumulate), want)
+    element_mask = torch.rand(2, 3, 4, generator=generator) > 0.5
+    values = torch.rand(int(element_mask.sum()), generator=generator)
+    x = torch.rand(2, 3, 4, generator=generator)
+    assert torch.equal(d._index_put_bool_mask(x, [element_mask], values), torch.ops.aten.index_put(x, (element_mask,), values))
+    assert d._index_put_bool_mask(x, [torch.tensor([0, 1])], values) is NotImplemented
+    x = torch.tensor([1.0, float("inf"), -float("inf"), float("nan")])
+    assert torch.equal(d._isfinite(x), torch.isfinite(x))

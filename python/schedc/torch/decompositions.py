@@ -15,6 +15,21 @@ below instead. Shapes are static here (the importer's static path).
 - `log10`: IREE 3.13's CPU code generation leaves `log10f` to libm, which its static linker
   does not have ("undefined symbol: log10f", on an integer input converted to float): it is
   log(x) / log(10).
+- `mm`, `bmm` with a zero-length contraction: IREE 3.13's compiler crashes on it (SIGFPE in
+  dispatch creation); the product is zeros.
+- `kthvalue`: torch-mlir lowers it to `tm_tensor.topk`, whose region IREE 3.13 refuses ("region
+  block must end with a linalg_ext.yield i1"): a sort along the dimension, and its k-th
+  entry (on ties, which of the equal entries' indices comes back is not specified, as it is
+  not for torch's kthvalue).
+- `index_put` with one bool mask (`x[mask] = values`): torch-mlir makes a scatter whose index
+  count is data-dependent, and IREE 3.13 rejects its shapes ("mismatch in shape of indices and
+  update value"). Here each masked position's value is gathered by the running count of the
+  mask (values[cumsum(mask) - 1]) and selected with `where`: static shapes, the same result.
+
+- `isfinite`: IREE 3.13's torch input conversion has no pattern for it ("failed to legalize
+  operation 'torch.aten.isfinite'"): not NaN, and |x| != inf.
+
+A decomposition that does not apply to its arguments returns NotImplemented: the op stays.
 """
 
 from __future__ import annotations
@@ -94,6 +109,52 @@ def _log10(x):
     return torch.log(x) * (1.0 / math.log(10.0))
 
 
+def _zero_k(a, b):
+    if a.shape[-1] != 0:
+        return NotImplemented
+    return a.new_zeros(list(a.shape[:-1]) + [b.shape[-1]])
+
+
+def _kthvalue(x, k: int, dim: int = -1, keepdim: bool = False):
+    import torch
+
+    if x.dim() == 0:
+        return NotImplemented
+    values, indices = torch.sort(x, dim=dim)  # torch-mlir has no aten.sort.stable
+    value, index = values.narrow(dim, k - 1, 1), indices.narrow(dim, k - 1, 1)
+    if not keepdim:
+        value, index = value.squeeze(dim), index.squeeze(dim)
+    return value, index
+
+
+def _index_put_bool_mask(x, indices, values, accumulate: bool = False):
+    import torch
+
+    if len(indices) != 1 or indices[0] is None or indices[0].dtype != torch.bool:
+        return NotImplemented
+    mask = indices[0]
+    if list(mask.shape) != list(x.shape[: mask.dim()]):
+        return NotImplemented
+    rest = list(x.shape[mask.dim():])
+    if values.dim() == len(rest) + 1 and values.shape[0] != 1:  # one row of values per masked position
+        flat = mask.reshape(-1)
+        position = (torch.cumsum(flat.to(torch.int64), 0) - 1).clamp(min=0)
+        update = values.index_select(0, position).reshape(list(mask.shape) + rest)
+    else:  # one value for every masked position
+        update = values.reshape(values.shape[1:]) if values.dim() == len(rest) + 1 else values
+    where = mask.reshape(list(mask.shape) + [1] * len(rest))
+    update = update.to(x.dtype)
+    if accumulate:
+        return x + torch.where(where, update, torch.zeros_like(x))
+    return torch.where(where, update, x)
+
+
+def _isfinite(x):
+    if not x.dtype.is_floating_point:
+        return NotImplemented
+    return ~x.isnan() & (x.abs() != float("inf"))
+
+
 def decompositions() -> dict:
     """schedc's decompositions by the aten op they replace."""
     import torch
@@ -103,6 +164,11 @@ def decompositions() -> dict:
         aten.adaptive_max_pool2d.default: _adaptive_max_pool2d,
         aten.adaptive_max_pool3d.default: _adaptive_max_pool3d,
         aten.log10.default: _log10,
+        aten.mm.default: _zero_k,
+        aten.bmm.default: _zero_k,
+        aten.kthvalue.default: _kthvalue,
+        aten.index_put.default: _index_put_bool_mask,
+        aten.isfinite.default: _isfinite,
     }
     if hasattr(aten, "adaptive_max_pool1d"):
         table[aten.adaptive_max_pool1d.default] = _adaptive_max_pool1d
