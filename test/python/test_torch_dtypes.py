@@ -169,3 +169,15 @@ def test_decompositions_give_torchs_results():
     assert d._index_put_bool_mask(x, [torch.tensor([0, 1])], values) is NotImplemented
     x = torch.tensor([1.0, float("inf"), -float("inf"), float("nan")])
     assert torch.equal(d._isfinite(x), torch.isfinite(x))
+
+
+def test_uint8_promotions_are_unsigned(tmp_path):
+    class Promotes(torch.nn.Module):
+        def forward(self, z):
+            return z.sum(), z * 0.5, z.cumsum(0), z + torch.arange(4), z > 100
+
+    z = torch.tensor([200, 100, 5, 255], dtype=torch.uint8)
+    path = tmp_path / "u8.vmfb"
+    path.write_bytes(schedc.compile(schedc.import_torch(Promotes(), z), target="llvm-cpu"))
+    for got, want in zip(schedc.load(str(path)).forward(z), Promotes()(z)):
+        assert got.dtype == want.dtype and torch.equal(got, want)

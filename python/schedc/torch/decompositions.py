@@ -30,6 +30,12 @@ below instead. Shapes are static here (the importer's static path).
   operation 'torch.aten.isfinite'"): not NaN, and |x| != inf.
 
 A decomposition that does not apply to its arguments returns NotImplemented: the op stays.
+
+One rewrite is of the program's graph, after the decompositions (`widen_unsigned`):
+torch-mlir 20261001 lowers uint8 as signed int8 where an op promotes it implicitly (the sum
+of four uint8 200s is -224; `z * 0.5` of 200 is -28), and right where it is converted
+explicitly (`z.to(torch.int64)`). Each uint8 operand of an op whose result is of another
+type (not bool) is converted to the result's type first, as torch's promotion does.
 """
 
 from __future__ import annotations
@@ -173,3 +179,36 @@ def decompositions() -> dict:
     if hasattr(aten, "adaptive_max_pool1d"):
         table[aten.adaptive_max_pool1d.default] = _adaptive_max_pool1d
     return table
+
+
+# Ops that convert explicitly (torch-mlir lowers these right) or only read shapes.
+_CONVERSIONS = {"_to_copy", "to", "convert_element_type", "view", "_unsafe_view", "reshape", "expand", "permute", "select", "slice", "clone", "copy"}
+
+
+def widen_unsigned(program) -> int:
+    """Converts each uint8 tensor operand of an op with a result of another (non-bool) dtype
+    to that dtype first (see the module's docstring); returns how many it converted."""
+    import torch
+
+    graph = program.graph_module.graph
+    widened = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or not hasattr(node.target, "_schema"):
+            continue
+        result = node.meta.get("val")
+        dtype = getattr(result, "dtype", None)
+        if dtype is None or dtype in (torch.uint8, torch.bool) or node.target._schema.name.split("::")[-1] in _CONVERSIONS:
+            continue
+        for operand in list(node.all_input_nodes):
+            value = operand.meta.get("val")
+            if getattr(value, "dtype", None) != torch.uint8:
+                continue
+            with graph.inserting_before(node):
+                wide = graph.call_function(torch.ops.aten._to_copy.default, (operand,), {"dtype": dtype})
+            wide.meta["val"] = value.to(dtype)
+            node.replace_input_with(operand, wide)
+            widened += 1
+    if widened:
+        graph.lint()
+        program.graph_module.recompile()
+    return widened

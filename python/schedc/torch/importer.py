@@ -152,9 +152,11 @@ def export_program(model, example_args: tuple, dynamic_shapes=None):
             program = torch.export.export(model, tuple(example_args), dynamic_shapes=dynamic_shapes, strict=True)
         except Exception:
             raise first from None
-    from schedc.torch.decompositions import decompositions
+    from schedc.torch.decompositions import decompositions, widen_unsigned
 
-    return program.run_decompositions({**get_decomposition_table(), **decompositions()})
+    program = program.run_decompositions({**get_decomposition_table(), **decompositions()})
+    widen_unsigned(program)
+    return program
 
 
 class ExternalWeights:
