@@ -350,11 +350,11 @@ class Worker:
         return None
 
     def kill(self, why: str) -> dict:
-        name = self.name
+        name, seconds = self.name, round(time.perf_counter() - self.since, 2)
         self.process.kill()
         self.process.wait()
         self.start()
-        return {"name": name, "class": "timeout", "reason": why, "seconds": round(time.perf_counter() - self.since, 2)}
+        return {"name": name, "class": "timeout", "reason": why, "seconds": seconds}
 
     def close(self):
         self.process.stdin.close()
@@ -442,6 +442,32 @@ def check(results: dict, expected: dict) -> list:
     return problems
 
 
+XFAIL_HEADER = """\
+# torch-mlir e2e tests that fail through schedc, each with its class and reason (what the run
+# printed). `python bench/op_coverage.py --check` fails where a run disagrees with this list;
+# `--update-xfail` rewrites it from a run of the whole suite (with --compile-targets for the
+# `<target>-compile` lines: tests that pass on llvm-cpu and do not compile for that target).
+# Classes: import-fail (torch.export or torch-mlir), compile-fail (IREE), run-fail, wrong,
+# timeout, crash. Random-number tests and tests whose eager run needs a missing package are
+# not failures (the run counts them apart) and are not listed.
+"""
+
+
+def xfail_text(results: dict) -> str:
+    lines = [XFAIL_HEADER]
+    for name, result in sorted(results.items()):
+        if result["class"] in FAILURES:
+            lines.append(f"{name}  {result['class']}  {_one_line(result['reason'])}")
+        for target, why in sorted(result.get("targets", {}).items()):
+            if why != "ok":
+                lines.append(f"{name}  {target}-compile  {_one_line(why)}")
+    return "\n".join(lines) + "\n"
+
+
+def _one_line(reason: str) -> str:
+    return " ".join(reason.split())[:300] or "(no message)"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--variant", choices=("schedc", "iree"), default="schedc")
@@ -452,7 +478,9 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=60)
     parser.add_argument("--compile-targets", default="", help="also compile each test passing on llvm-cpu for these")
     parser.add_argument("--json", help="write every test's result here")
+    parser.add_argument("--results", help="read the results of an earlier --json run instead of running (for the table, --check, --update-xfail)")
     parser.add_argument("--check", action="store_true", help=f"fail where the run disagrees with {XFAIL.name}")
+    parser.add_argument("--update-xfail", action="store_true", help=f"rewrite {XFAIL.name} from this run (the whole suite)")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -477,14 +505,24 @@ def main(argv=None) -> int:
         import random
 
         names = sorted(random.Random(args.seed).sample(names, min(args.sample, len(names))))
-    results = {n: {"name": n, "class": "unavailable", "reason": missing[n][:200], "seconds": 0} for n in names if n in missing}
-    results.update(run([n for n in names if n in tests], tests, args.variant, targets, args.jobs, args.timeout, args.verbose))
+    if args.results:
+        earlier = json.loads(Path(args.results).read_text())
+        results = {n: earlier[n] for n in names if n in earlier}
+    else:
+        results = {n: {"name": n, "class": "unavailable", "reason": missing[n][:200], "seconds": 0} for n in names if n in missing}
+        results.update(run([n for n in names if n in tests], tests, args.variant, targets, args.jobs, args.timeout, args.verbose))
     seconds = time.perf_counter() - started
     print(f"torch-mlir e2e suite through schedc ({args.variant}, llvm-cpu{', compiled for ' + ','.join(targets) if targets else ''}): "
           f"{seconds:.0f} s, {args.jobs} job(s)")
     print(table(results))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    if args.update_xfail:
+        if args.tests != "all" or args.sample:
+            print("op_coverage: --update-xfail takes a run of the whole suite", file=sys.stderr)
+            return 1
+        XFAIL.write_text(xfail_text(results))
+        print(f"wrote {XFAIL}")
     if args.check:
         problems = check(results, read_list(XFAIL))
         for p in problems:

@@ -325,3 +325,17 @@ def test_an_ahead_of_time_compiled_model_loads_without_tracing_or_compiling(tmp_
         loaded._load_aot_compiled_module(saved)
         other = torch.randn(2, 8)
         assert relative_error(loaded(other), model(other)) <= 1e-4
+
+
+def test_uint8_and_f64_graphs_give_eagers_dtypes_and_values():
+    """The backend imports through schedc's decompositions and signature, as import_torch does."""
+
+    class Mixed(torch.nn.Module):
+        def forward(self, z, x):
+            return z.sum(), z.max(dim=1).values, x * 2.0
+
+    z = torch.tensor([[200, 100, 5, 255]], dtype=torch.uint8)
+    x = torch.rand(2, 3, dtype=torch.float64)
+    compiled = torch.compile(Mixed(), backend="schedc", options={"fallback": False})
+    for got, want in zip(compiled(z, x), Mixed()(z, x)):
+        assert got.dtype == want.dtype and torch.allclose(got.double(), want.double())

@@ -304,11 +304,15 @@ def import_graph(graph: FrozenGraph, args) -> str:
     import torch
     from torch_mlir import fx
 
+    from schedc.torch.importer import attach_signature, export_program
+
     tensors = [args[i] for i in graph.input_positions if isinstance(args[i], torch.Tensor)]
     tensors = [t.detach() for t in tensors]
     try:
-        with torch.no_grad():
-            module = fx.export_and_import(frozen_module(graph, args), *tensors, output_type="torch", func_name="forward")
+        with torch.no_grad():  # schedc's decompositions and signature, as import_torch's
+            program = export_program(frozen_module(graph, args), tensors)
+            module = fx.export_and_import(program, output_type="torch", func_name="forward", decomposition_table={})
+            attach_signature(module, program, "forward")
     except Exception as e:  # torch.export and torch-mlir raise many kinds; all mean "cannot import"
         raise SchedcError(f"torch-mlir could not import the graph: {type(e).__name__}: {e}") from None
     return str(module)

@@ -103,13 +103,21 @@ def import_torch(model, *example_args, func_name: str | None = None, dtype: str 
         raise SchedcError(import_failure(failure, diagnostics.text)) from None
     if external is not None:
         external.save(str(params))
-    signature = torch_signature(program) if external is None else None
-    if signature is not None:  # what IREE's ABI loses: the runtime reads it (schedc.torch.signature)
-        from torch_mlir import ir
-
-        with module.context:
-            module.operation.attributes[SIGNATURE] = ir.StringAttr.get(signature_text({func_name: signature}))
+    if external is None:
+        attach_signature(module, program, func_name)
     return str(module)
+
+
+def attach_signature(module, program, func_name: str) -> None:
+    """Records the torch signature of `program`'s function in torch-mlir's module (the
+    `schedc.signature` attribute: what IREE's ABI loses, which the runtime reads)."""
+    signature = torch_signature(program)
+    if signature is None:
+        return
+    from torch_mlir import ir
+
+    with module.context:
+        module.operation.attributes[SIGNATURE] = ir.StringAttr.get(signature_text({func_name: signature}))
 
 
 class native_stderr(contextlib.AbstractContextManager):
