@@ -19,10 +19,11 @@
 // CPU: List of accepted CPUs: {{.*}}znver4
 // CPU: reproduce with: {{.*}}iree-compile {{.*}}--iree-llvmcpu-target-cpu=bogus
 
+// The user's own syntax is schedc's located parse error: no IREE repro line, no kept folder.
 // CHECK: compile-errors.mlir:[[# @LINE + 6]]:10: error: use of value '%0' expects different type
 // CHECK-NOT: Traceback
-// CHECK: (the files it names are kept in {{.*}}schedc-{{.*}})
-// CHECK: reproduce with: iree-compile {{.*}}compile-errors.mlir
+// CHECK-NOT: kept in
+// CHECK-NOT: reproduce with
 func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = arith.addf %a, %a : tensor<4xf32>
   return %0 : tensor<8xf32>

@@ -234,12 +234,15 @@ _REPARSE_BYTES = 256 * 2**20
 
 def _error_in_input(source, error: SchedcError) -> SchedcError | None:
     """The user's input's own parse error (file:line:col of their text), where a failure of
-    IREE or of a phase's file points at the input itself; None otherwise."""
+    IREE's first step, or of IREE or a phase's file, points at the input itself; None
+    otherwise (the input parses: IREE's own failure stands)."""
     from iree.compiler import ir
 
     from schedc.ir.mlirio import ParseError, parse_module
 
-    if not (getattr(error, "crashed", False) or any(f in str(error) for f in _INPUT_FAULTS)):
+    # IREE's first step reads the input: a failure there may be the user's syntax.
+    first_step = str(error).startswith("IREE from the source phase")
+    if not (first_step or getattr(error, "crashed", False) or any(f in str(error) for f in _INPUT_FAULTS)):
         return None
     if isinstance(source, Path):
         if not source.is_file() or source.stat().st_size > _REPARSE_BYTES or source.read_bytes()[:4] == BYTECODE_MAGIC:
