@@ -191,3 +191,27 @@ def test_link(page, target):
     assert linked.exists(), f"{page.relative_to(ROOT)}: link to {target}: {path} does not exist"
     if fragment and linked.suffix == ".md":
         assert fragment in anchors(linked), f"{page.relative_to(ROOT)}: link to {target}: no heading #{fragment} in {path or page.name}"
+
+
+def _written_by(argv: list[str]) -> list[str]:
+    """The files and folders a README command writes: its -o, --report, --dump-phases and
+    --params of an import, and the `.argN.npy` files --save-inputs writes beside -o."""
+    written = []
+    for i, word in enumerate(argv):
+        flag, _, value = word.partition("=")
+        if flag in ("-o", "--report", "--dump-phases") or (flag == "--params" and "import" in argv):
+            written.append(value or argv[i + 1])
+    if "--save-inputs" in argv and "-o" in argv:
+        written.append(argv[argv.index("-o") + 1].rsplit(".", 1)[0] + ".arg0.npy")
+    return written
+
+
+def test_what_the_readmes_commands_write_is_ignored_by_git():
+    import subprocess
+
+    readme = [c for block in check_docs.shell_blocks(README) for c in block.commands]
+    written = sorted({w.rstrip("/") + ("/x" if w.endswith("/") else "") for c in readme for w in _written_by(argv_of(c))})
+    assert len(written) >= 10
+    checked = subprocess.run(["git", "check-ignore", "--no-index", *written], cwd=ROOT, capture_output=True, text=True)
+    ignored = set(checked.stdout.split())
+    assert ignored == set(written), f"not ignored: {sorted(set(written) - ignored)}"
