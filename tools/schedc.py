@@ -195,8 +195,11 @@ def cmd_compile(args) -> int:
         options["output"] = {"vmfb": f"{stem}.vmfb", "executables": f"{stem}.executables"}.get(args.emit, f"{stem}.{args.emit}.mlir")
     # On a terminal, each step's name shows as it starts; piped or redirected, nothing does.
     compile(**options, progress=sys.stderr if sys.stderr.isatty() else None)
-    if options["output"] != "-":
-        print(f"wrote {options['output']}", file=sys.stderr)
+    written = [options["output"]] if options["output"] != "-" else []
+    if options.get("report"):
+        written.append(options["report"])
+    if written:
+        print(_wrote(written), file=sys.stderr)
     return 0
 
 
@@ -462,14 +465,22 @@ def cmd_import(args) -> int:
         write_output(args.output, import_torch(model, *example, dynamic_batch=args.dynamic_batch, params=params))
         if params is None:
             _note_inlined_weights(model)
+    written = [args.output] + ([args.params] if getattr(args, "params", None) else [])
     if args.save_inputs:
         stem = Path(args.output).with_suffix("")
         for i, value in enumerate(example):
             if args.dtype == "bf16" and value.is_floating_point():
                 value = value.float()  # numpy has no bfloat16: saved as f32, the module converts
             np.save(f"{stem}.arg{i}.npy", value.detach().cpu().numpy())
-    print(f"wrote {args.output}" + (f" and {args.params}" if getattr(args, "params", None) else ""), file=sys.stderr)
+            written.append(f"{stem}.arg{i}.npy")
+    print(_wrote(written), file=sys.stderr)
     return 0
+
+
+def _wrote(paths) -> str:
+    """`wrote a`, `wrote a and b`, `wrote a, b and c`: every file a command wrote, named."""
+    paths = [str(p) for p in paths]
+    return "wrote " + (paths[0] if len(paths) == 1 else ", ".join(paths[:-1]) + " and " + paths[-1])
 
 
 # Inlined weights above this many bytes get a note pointing at --params (docs/runtime.md: a

@@ -33,6 +33,10 @@
 // REPORT-NOT: Traceback
 // REPORT-NOT: wrote
 
+// Every file written is named: the module and the report.
+// RUN: schedc %s --report=%t/named.json -o %t/named.vmfb 2>&1 | filecheck %s --check-prefix=NAMED
+// NAMED: wrote {{.*}}named.vmfb and {{.*}}named.json
+
 func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = arith.addf %a, %a : tensor<4xf32>
   return %0 : tensor<4xf32>

@@ -20,6 +20,7 @@ def test_import_compile_run(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "torch.vtensor" in mlir.read_text()
     assert (tmp_path / "mlp.arg0.npy").exists()
+    assert result.stderr.strip().endswith(f"wrote {mlir} and {tmp_path / 'mlp.arg0.npy'}"), "every file written is named"
     result = schedc(mlir, "-o", tmp_path / "mlp.vmfb")
     assert result.returncode == 0, result.stderr
     result = schedc("run", tmp_path / "mlp.vmfb", "--function=forward", f"--input=@{tmp_path / 'mlp.arg0.npy'}")
