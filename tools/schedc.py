@@ -57,12 +57,16 @@ def compile_parser() -> argparse.ArgumentParser:
 
 
 def tune_parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(
-        prog="schedc tune",
-        description="Measure code-generation choices per dispatch and keep them in a kernel database: GPU configs "
+    import textwrap
+
+    description = textwrap.fill(
+        "Measure code-generation choices per dispatch and keep them in a kernel database: GPU configs "
         "(cuda, rocm), or CPU layouts and modes (llvm-cpu). 'schedc tune MODEL.mlir...' does all three steps on a machine "
         "with the device (for llvm-cpu: this one); otherwise run 'prepare' here, 'bench' on the device's machine (needs "
-        "only iree-base-runtime and numpy), 'merge' here.",
+        "only iree-base-runtime and numpy), 'merge' here.", 88)
+    p = ArgumentParser(
+        prog="schedc tune", description=description, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="the one-step form, all three steps on this machine:\n\n" + _tune_all_parser().format_help(),
     )
     steps = p.add_subparsers(dest="step", metavar="{prepare,bench,merge}")
     prepare = steps.add_parser("prepare", help="compile candidate configs of each distinct dispatch")
@@ -371,6 +375,15 @@ def _print_cpu_merged(kept, path: str) -> None:
     print(f"{len(kept)} ops measured into {path}", file=sys.stderr)
 
 
+def _tune_all_parser() -> argparse.ArgumentParser:
+    p = ArgumentParser(prog="schedc tune", description="tune the dispatches of MODELs on this machine's device (GPU, or the CPU for llvm-cpu)")
+    p.add_argument("models", nargs="+", help=".mlir files")
+    p.add_argument("--database", metavar="DB.json", help="the database to update (default: the built-in one)")
+    p.add_argument("--new-only", action="store_true", help="skip dispatches the database already holds")
+    _tune_target_options(p)
+    return p
+
+
 def _tune_all(argv: list[str]) -> int:
     """prepare, bench and merge on this machine, in a temporary folder."""
     import tempfile
@@ -379,12 +392,7 @@ def _tune_all(argv: list[str]) -> int:
     from schedc.tune.bench import bench, print_progress
     from schedc.tune.prepare import merge, prepare
 
-    p = ArgumentParser(prog="schedc tune", description="tune the dispatches of MODELs on this machine's GPU")
-    p.add_argument("models", nargs="+")
-    p.add_argument("--database", metavar="DB.json", help="the database to update (default: the built-in one)")
-    p.add_argument("--new-only", action="store_true", help="skip dispatches the database already holds")
-    _tune_target_options(p)
-    args = p.parse_args(argv)
+    args = _tune_all_parser().parse_args(argv)
     options = _tune_options(args)
     if options.target.name == "llvm-cpu":
         from schedc.tune import cpu

@@ -67,3 +67,11 @@ def test_tune_prepare_database_needs_new_only(tmp_path):
     assert not (tmp_path / "tune").exists()
     done = schedc("tune", "prepare", source, "--new-only", "--database", tmp_path / "db.json", "-o", tmp_path / "tune")
     assert done.returncode == 1 and "db.json: no such kernel database" in done.stderr
+
+
+def test_tune_help_shows_the_one_step_forms_options():
+    result = schedc("tune", "--help")
+    assert result.returncode == 0
+    one_step = result.stdout.split("the one-step form", 1)[1]
+    for option in ("--candidates", "--target", "--database", "--new-only", "models"):
+        assert option in one_step
