@@ -42,6 +42,20 @@ def relative_error(value: np.ndarray, reference: np.ndarray) -> float:
     return float(np.max(np.abs(value - reference))) / scale if value.size else 0.0
 
 
+def open_device(device: str, folder: str):
+    """IREE's config for `device`; where this machine has none, one error that says where the
+    step runs instead (IREE's own words end in a colon: "Exception for last tried follows.")."""
+    import iree.runtime as rt
+
+    try:
+        return rt.Config(device)
+    except (RuntimeError, ValueError):
+        raise SchedcError(
+            f"this machine has no '{device}' device: run 'schedc tune bench {folder}' on the machine with it "
+            f"(it needs only iree-base-runtime and numpy), then 'schedc tune merge {folder}' here"
+        ) from None
+
+
 def bench(folder: str, device: str = "cuda", calls: int = 20, warmup: int = 3, progress=None) -> dict:
     """Times every candidate in `folder`; writes and returns results.json's contents."""
     import iree.runtime as rt
@@ -50,10 +64,7 @@ def bench(folder: str, device: str = "cuda", calls: int = 20, warmup: int = 3, p
 
     out = Path(folder)
     manifest = read_manifest(folder)
-    try:
-        config = rt.Config(device)
-    except (RuntimeError, ValueError) as e:
-        raise SchedcError(f"no '{device}' device here ({str(e).splitlines()[0]})") from None
+    config = open_device(device, folder)
     repeat = manifest["repeat"]
     results: dict[str, list] = {}
     started = time.perf_counter()

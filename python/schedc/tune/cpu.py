@@ -31,7 +31,7 @@ from schedc.decisions.cpu_config import CHANNELS_LAST_MODES, IREE_DEFAULT, MODE_
 from schedc.errors import CompileError, SchedcError
 from schedc.outputs import check_output_folder, write_output
 from schedc.targets import Target
-from schedc.tune.bench import _host, parse_tensor_type, relative_error
+from schedc.tune.bench import _host, open_device, parse_tensor_type, relative_error
 from schedc.tune.prepare import MANIFEST, RESULTS, TOLERANCE, Progress, read_manifest, read_results
 
 
@@ -134,10 +134,7 @@ def bench(folder: str, device: str = "local-task", calls: int = 100, warmup: int
     manifest = read_manifest(folder)
     if not is_cpu_manifest(manifest):
         raise SchedcError(f"{folder} holds GPU candidates: bench it with 'schedc tune bench {folder}'")
-    try:
-        config = rt.Config(device)
-    except (RuntimeError, ValueError) as e:
-        raise SchedcError(f"no '{device}' device here ({str(e).splitlines()[0]})") from None
+    config = open_device(device, folder)
     started = time.perf_counter()
     results: dict[str, dict] = {}
     for number, kernel in enumerate(manifest["kernels"]):
