@@ -16,3 +16,12 @@ config.environment["PYTHONWARNINGS"] = "ignore"
 for tool in ("schedc", "schedc-opt", "filecheck"):
     if shutil.which(tool) is None:
         lit_config.fatal(f"'{tool}' is not on PATH: install schedc with its test extras first (see README)")
+
+# A CUDA device here (a GPU machine): the tests of what happens without one do not apply.
+try:
+    from schedc.runtime.module import has_device
+
+    if has_device("cuda"):
+        config.available_features.add("cuda-device")
+except Exception:  # no runtime to ask: the tools' own check above reports a broken install
+    pass
