@@ -12,8 +12,8 @@ and the two lines changed). Each test's module is built by its factory and calle
 invoker on eager torch (the golden trace, recorded twice: a test whose two eager runs differ
 has no deterministic result and is counted apart). Each call is then imported with
 `schedc.import_torch` (static shapes, the recorded inputs), compiled for llvm-cpu, run through
-`schedc.load`, and compared with eager: the same dtype, shape and values (rtol = atol = 1e-4,
-integers and bools exactly).
+`schedc.load`, and compared with eager: the same dtype, shape and values (rtol = atol = 1e-4;
+1e-2 for f16 and bf16 results; integers and bools exactly).
 
 Every test ends in one class: pass, import-fail, compile-fail, run-fail, wrong, timeout,
 crash (the worker process died), nondeterministic (eager disagrees with itself) or
@@ -48,6 +48,7 @@ CI_SUBSET = Path(__file__).with_name("op_coverage_ci.txt")
 CLASSES = ("pass", "import-fail", "compile-fail", "run-fail", "wrong", "timeout", "crash", "nondeterministic", "unavailable")
 FAILURES = ("import-fail", "compile-fail", "run-fail", "wrong", "timeout", "crash")
 RTOL = ATOL = 1e-4
+HALF_TOLERANCE = 1e-2  # f16 and bf16 results (10 and 7 bits of mantissa)
 # Test files the CI subset need not cover: their tests cannot pass by design (a timeout) or
 # need what is not installed (torchvision, torch-mlir's custom-op example library).
 FILES_OUTSIDE_CI = {"timeout", "vision_models", "custom_op_example"}
@@ -155,7 +156,8 @@ def same_values(a, b, exact: bool = False) -> str | None:
     if exact:
         return None if torch.equal(a, b) or (a.dtype.is_floating_point and torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num())) else "values differ"
     if a.dtype.is_floating_point or a.is_complex():
-        if not torch.allclose(a.double(), b.double(), rtol=RTOL, atol=ATOL, equal_nan=True):
+        tolerance = HALF_TOLERANCE if a.dtype in (torch.float16, torch.bfloat16) else RTOL
+        if not torch.allclose(a.double(), b.double(), rtol=tolerance, atol=tolerance, equal_nan=True):
             diff = (a.double() - b.double()).abs().nan_to_num(float("inf"))
             return f"values differ by up to {diff.max().item():.3g}"
     elif not torch.equal(a, b):

@@ -88,6 +88,14 @@ def _writable(value) -> bool:
 
 
 def _write_back(argument, value) -> None:
+    """The argument's new value into the caller's tensor or array. torch.export may give it
+    another shape of the same size (an `out=` the op resized): written in the argument's."""
+    shape = tuple(getattr(value, "shape", ()))
+    if shape != tuple(argument.shape):
+        if int(np.prod(shape)) != int(np.prod(argument.shape)):
+            raise SchedcError(f"the model writes an argument of shape {list(argument.shape)} in place with a value of shape "
+                              f"{list(shape)}: it cannot be written back")
+        value = value.reshape(tuple(argument.shape))
     if _is_torch_tensor(argument):
         import torch
 
