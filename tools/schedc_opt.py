@@ -32,6 +32,39 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# What marks each phase's IR, latest first (the order IREE makes them in), and where a user
+# gets IR of that phase.
+_PHASE_MARKS = (
+    ("hal", "hal.executable ", "schedc --emit=hal"),
+    ("stream", "stream.cmd.execute", "schedc --emit=stream"),
+    ("stream-async", "stream.async.execute", "schedc --dump-phases DIR (its stream-async file)"),
+    ("flow", "flow.dispatch", "schedc --emit=flow"),
+)
+_EARLY = ("input", "preprocessing")
+
+
+def ir_phase(text: str) -> str | None:
+    """The phase the IR text is of, where it shows (None: linalg before dispatch formation, or
+    nothing to tell)."""
+    return next((phase for phase, mark, _ in _PHASE_MARKS if mark in text), None)
+
+
+def phase_mismatch(text: str, invocations, source_name: str) -> str | None:
+    """An error for a pass given IR of another phase, where it would silently do nothing."""
+    found = ir_phase(text)
+    for invocation in invocations:
+        wanted = REGISTRY[invocation.name].phase.value
+        if wanted in _EARLY:
+            wrong = found is not None
+        else:
+            wrong = found is not None and found != wanted
+        if wrong:
+            where = next((how for phase, _, how in _PHASE_MARKS if phase == wanted), "schedc --dump-phases DIR")
+            return (f"{source_name}: '{invocation.name}' runs on {wanted}-phase IR, and this is {found}-phase IR: "
+                    f"it would change nothing. {wanted}-phase IR of a model: {where}")
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     source_name = "<stdin>" if args.input == "-" else args.input
@@ -50,6 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         if flags:
             print(f"schedc-opt: warning: pass '{invocation.name}': {' '.join(flags)} applies to IREE's compile, "
                   f"which formed this IR's dispatches already: no effect here", file=sys.stderr)
+    mismatch = phase_mismatch(text, invocations, source_name)
+    if mismatch is not None:
+        print(f"schedc-opt: error: {mismatch}", file=sys.stderr)
+        return 1
     chunks = split_chunks(text) if args.split_input_file else [(0, text)]
     outputs, failed = [], False
     for first_line, chunk in chunks:
