@@ -80,7 +80,7 @@ def summary_lines(report: dict) -> list[str]:
         if order:
             optimum = order["optimum_bytes"]
             parts.append(
-                f"{order['kernels']} kernels, order '{order['strategy']}', estimated peak "
+                f"{order['kernels']} kernel{'s' if order['kernels'] != 1 else ''}, order '{order['strategy']}', estimated peak "
                 f"{order['program_peak_bytes']:,} B -> {order['peak_bytes']:,} B"
                 + (f" (optimum {optimum:,} B)" if optimum is not None else " (optimum unknown)")
                 + ";"
@@ -113,7 +113,7 @@ def summary_lines(report: dict) -> list[str]:
             before, after = iree["without_schedc"], iree["with_schedc"]
             ratio = f" ({after / before:.3f}x)" if before else ""
             parts.append(f"IREE transient {before:,} B -> {after:,} B{ratio}")
-        lines.append(" ".join(parts))
+        lines.append(" ".join(parts).removesuffix(";"))  # a separator, not an ending
     kernels = report.get("kernels")
     if kernels:
         lines.extend(kernel_lines(kernels))
