@@ -339,3 +339,14 @@ def test_uint8_and_f64_graphs_give_eagers_dtypes_and_values():
     compiled = torch.compile(Mixed(), backend="schedc", options={"fallback": False})
     for got, want in zip(compiled(z, x), Mixed()(z, x)):
         assert got.dtype == want.dtype and torch.allclose(got.double(), want.double())
+
+
+def test_torchs_known_deprecation_warnings_are_not_shown():
+    import warnings
+
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+    compiled = torch.compile(model, backend="schedc", options={"fallback": False})
+    with warnings.catch_warnings(record=True) as caught, torch.no_grad():
+        warnings.simplefilter("always")
+        compiled(torch.rand(2, 4))
+    assert not [w for w in caught if "LeafSpec" in str(w.message)]

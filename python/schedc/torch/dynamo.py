@@ -304,12 +304,12 @@ def import_graph(graph: FrozenGraph, args) -> str:
     import torch
     from torch_mlir import fx
 
-    from schedc.torch.importer import attach_signature, export_program
+    from schedc.torch.importer import attach_signature, export_program, known_torch_warnings_filtered
 
     tensors = [args[i] for i in graph.input_positions if isinstance(args[i], torch.Tensor)]
     tensors = [t.detach() for t in tensors]
     try:
-        with torch.no_grad():  # schedc's decompositions and signature, as import_torch's
+        with torch.no_grad(), known_torch_warnings_filtered():  # schedc's decompositions and signature, as import_torch's
             program = export_program(frozen_module(graph, args), tensors)
             module = fx.export_and_import(program, output_type="torch", func_name="forward", decomposition_table={})
             attach_signature(module, program, "forward")

@@ -120,6 +120,19 @@ def attach_signature(module, program, func_name: str) -> None:
         module.operation.attributes[SIGNATURE] = ir.StringAttr.get(signature_text({func_name: signature}))
 
 
+# torch's own deprecation warnings that its export machinery raises on itself (not on the
+# user's code): filtered inside schedc's calls into torch only.
+KNOWN_TORCH_WARNINGS = (r".*isinstance\(treespec, LeafSpec\)` is deprecated.*",)
+
+
+@contextlib.contextmanager
+def known_torch_warnings_filtered():
+    with warnings.catch_warnings():
+        for message in KNOWN_TORCH_WARNINGS:
+            warnings.filterwarnings("ignore", message=message, category=FutureWarning)
+        yield
+
+
 class native_stderr(contextlib.AbstractContextManager):
     """What native code (MLIR's diagnostics) writes to file descriptor 2 while inside, kept
     (`.text` after the block) instead of printed."""
