@@ -85,8 +85,8 @@ def test_stream_schedules_keep_the_numbers(name, mode, tmp_path):
     pipeline = f"memory-order,stream-schedule{{mode={mode} streams=8}},arena-plan"
     # IREE's own CPU kernels (no cpu-config): the graph whose concurrency these plans were made for
     result = compile_and_compare(name, tmp_path, passes=pipeline, tuning=False)
-    waves = result.report["functions"]["forward$async"]["stream-waves"]
-    planned = [w for w in result.report["functions"]["forward$async"]["stream-schedule"]["waves"] if w > 1]
+    waves = result.report["functions"]["forward"]["stream-waves"]
+    planned = [w for w in result.report["functions"]["forward"]["stream-schedule"]["waves"] if w > 1]
     assert waves["concurrent_waves"] >= len(planned) > 0  # every planned wave is one of IREE's
 
 

@@ -75,3 +75,15 @@ def test_tune_help_shows_the_one_step_forms_options():
     one_step = result.stdout.split("the one-step form", 1)[1]
     for option in ("--candidates", "--target", "--database", "--new-only", "models"):
         assert option in one_step
+
+
+def test_messages_and_the_report_name_functions_as_the_user_wrote_them(tmp_path):
+    """IREE's ABI renames `forward`'s body `forward$async`: schedc's words keep `forward`."""
+    mlir = tmp_path / "mlp.mlir"
+    assert schedc("import", ROOT / "examples" / "models.py:mlp", "-o", mlir).returncode == 0
+    result = schedc(mlir, "--passes=memory-order,remat{memory-budget=0.1},arena-plan", "--report", tmp_path / "r.json", "-o", tmp_path / "m.vmfb")
+    assert result.returncode == 0, result.stderr
+    assert "remat: @forward cannot get under the budget" in result.stderr and "$async" not in result.stderr
+    import json
+
+    assert list(json.loads((tmp_path / "r.json").read_text())["functions"]) == ["forward"]

@@ -32,7 +32,7 @@ _spec.loader.exec_module(bench_models)
 CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None, reason="no chromium on PATH (Debian: apt-get install chromium; ./dev test does it where apt-get can)")
-FUNCTION = "forward$async"
+FUNCTION = "forward"
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from iree.compiler import ir, passmanager
 
 from schedc.errors import SchedcError
+from schedc.ir.iree import with_user_function_names
 from schedc.ir.mlirio import format_diagnostics, location_prefix
 
 
@@ -146,6 +147,6 @@ def run_pipeline(module: ir.Operation, invocations: list[PassInvocation], regist
             raise PipelineError(format_diagnostics(e)) from None
     for location, message in getattr(context, "warnings", []):
         prefix = location_prefix(location)
-        print(f"{where(prefix) if where else prefix}warning: {message}", file=sys.stderr)
+        print(f"{where(prefix) if where else prefix}warning: {with_user_function_names(message)}", file=sys.stderr)
     if hasattr(context, "warnings"):
         context.warnings.clear()

@@ -41,6 +41,21 @@ def function_name(func: ir.Operation) -> str:
     return ir.StringAttr(func.attributes["sym_name"]).value
 
 
+# IREE's ABI makes each exported function `f` a `f$async` twin that holds its body (f calls it
+# and waits): the function the user wrote and calls is `f`.
+ASYNC_SUFFIX = "$async"
+
+
+def user_function_name(name: str) -> str:
+    """The name the user wrote for a function IREE's ABI renamed (`forward$async` -> `forward`)."""
+    return name.removesuffix(ASYNC_SUFFIX)
+
+
+def with_user_function_names(text: str) -> str:
+    """`text` with each `@f$async` named `@f`, as the user wrote it."""
+    return re.sub(r"(@[\w.-]+)\$async\b", r"\1", text)
+
+
 def enclosing_function_op(op: ir.Operation) -> ir.Operation | None:
     """The function (or initializer) an op is in; None outside any."""
     parent = op.parent

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from schedc.decisions.arena_plan import Slice, iree_layout
-from schedc.ir.iree import Pack
+from schedc.ir.iree import Pack, user_function_name
 
 IREE_ALIGNMENT = 64  # IREE 3.13's buffer offset alignment, as arena-plan assumes
 
@@ -60,7 +60,10 @@ def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, ar
             entry["iree_transient_bytes"]["dynamic_allocations"] = dynamic  # not in the sums
     for function, arenas in (arenas_without or {}).items():
         functions.setdefault(function, {})["iree_arenas"] = arenas
-    report = {**meta, "functions": functions}
+    named: dict[str, dict] = {}  # by the names the user wrote (IREE's `f$async` is `f`)
+    for function, entry in functions.items():
+        named.setdefault(user_function_name(function), {}).update(entry)
+    report = {**meta, "functions": named}
     if kernels is not None:
         report["kernels"] = kernels
     if cpu_plan is not None:
