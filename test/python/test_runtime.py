@@ -80,6 +80,7 @@ def test_a_module_loads_from_the_bytes_compile_returned(add_module):
 
 def test_summary_reads_like_iree_run_module():
     assert summarize(np.full((2, 3), 2.0, np.float32)).startswith("2x3xfloat32 min=2 max=2 mean=2")
+    assert summarize(np.array(7, np.int64)).startswith("scalar int64"), "a 0-d result is a scalar, not 'scalarxint64'"
 
 
 def test_async_call_returns_before_waiting(add_module):
