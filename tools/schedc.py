@@ -524,7 +524,7 @@ def _import_generation(args) -> int:
     if args.dtype:
         model, _ = convert_precision(model, example, args.dtype)
     write_output(args.output, import_generation(model, buckets, args.max_seq, params=args.params))
-    print(f"wrote {args.output}" + (f" and {args.params}" if args.params else ""), file=sys.stderr)
+    print(_wrote([args.output] + ([args.params] if args.params else [])), file=sys.stderr)
     return 0
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from schedc.errors import CompileError, SchedcError
-from schedc.ir.iree import exported_functions, function_name, module_string_attribute, named_parameters, packs, serialize_initializers, set_reflection, transient_allocations
+from schedc.ir.iree import exported_functions, function_name, module_string_attribute, user_function_name, named_parameters, packs, serialize_initializers, set_reflection, transient_allocations
 from schedc.compiler.iree_tools import run_iree_tool
 from schedc.ir.mlirio import BYTECODE_MAGIC, check_input_file, module_text, printable, read_module
 from schedc.outputs import StagedOutputs, check_distinct, check_output_path
@@ -463,16 +463,8 @@ def _f64_at_boundary(path: Path) -> bool:
     names them (torch's `,f64>`, builtin's `xf64>`), or bytecode, whose types a byte search
     cannot see. (f64 inside a function only is IREE's to demote, as it does by default: its CPU
     code has no f64 cos, sin or atan2.)"""
-    import mmap
-
     with open(path, "rb") as f:
-        if f.read(4) == BYTECODE_MAGIC:
-            return True
-        try:
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                return re.search(rb"func\.func [^\n]*f64>", data) is not None
-        except ValueError:  # an empty file cannot be mapped
-            return False
+        return f.read(4) == BYTECODE_MAGIC or _file_contains(f, re.compile(rb"func\.func [^\n]*f64>"))
 
 
 def _needs_marking(path: Path) -> bool:
@@ -495,7 +487,7 @@ def _mark_module(source: Path, destination: Path, execution: str) -> None:
     for func in exported_functions(module):
         if generation is not None:
             set_reflection(func, abi.GENERATION, generation)
-        signature = signatures.get(function_name(func).removesuffix("$async"))
+        signature = signatures.get(user_function_name(function_name(func)))
         if signature is not None:
             set_reflection(func, abi.SIGNATURE, json.dumps(signature, separators=(",", ":")))
         if execution == Execution.GRAPHS:
@@ -512,12 +504,13 @@ def _mark_module(source: Path, destination: Path, execution: str) -> None:
     destination.write_text(module_text(module))
 
 
-def _file_contains(f, needle: bytes) -> bool:
+def _file_contains(f, needle) -> bool:
+    """Whether the file holds `needle` (bytes, or a compiled bytes pattern), read mapped."""
     import mmap
 
     try:
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            return data.find(needle) >= 0
+            return needle.search(data) is not None if isinstance(needle, re.Pattern) else data.find(needle) >= 0
     except ValueError:  # an empty file cannot be mapped
         return False
 

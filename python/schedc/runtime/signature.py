@@ -18,6 +18,7 @@ import json
 import numpy as np
 
 from schedc.errors import SchedcError
+from schedc.runtime.interop import _is_torch
 
 # The dtypes IREE's buffer views may give back in another form (signless, or a byte for bool).
 _MENDED = {"bool", "uint8", "uint16", "uint32", "uint64", "float64"}
@@ -77,12 +78,8 @@ class Signature:
         return kept[0] if len(kept) == 1 else tuple(kept)
 
 
-def _is_torch_tensor(value) -> bool:
-    return type(value).__module__.startswith("torch") and hasattr(value, "copy_")
-
-
 def _writable(value) -> bool:
-    if _is_torch_tensor(value):
+    if _is_torch(value):
         return True
     return isinstance(value, np.ndarray) and value.flags.writeable
 
@@ -96,11 +93,11 @@ def _write_back(argument, value) -> None:
             raise SchedcError(f"the model writes an argument of shape {list(argument.shape)} in place with a value of shape "
                               f"{list(shape)}: it cannot be written back")
         value = value.reshape(tuple(argument.shape))
-    if _is_torch_tensor(argument):
+    if _is_torch(argument):
         import torch
 
         with torch.no_grad():
-            source = value if _is_torch_tensor(value) else torch.from_numpy(np.ascontiguousarray(_host(value)))
+            source = value if _is_torch(value) else torch.from_numpy(np.ascontiguousarray(_host(value)))
             argument.copy_(source.view(argument.dtype) if source.dtype != argument.dtype and source.element_size() == argument.element_size() else source)
         return
     host = _host(value)
@@ -108,7 +105,7 @@ def _write_back(argument, value) -> None:
 
 
 def _host(value) -> np.ndarray:
-    if _is_torch_tensor(value):
+    if _is_torch(value):
         return value.detach().cpu().numpy()
     return np.asarray(value.to_host() if hasattr(value, "to_host") else value)
 
@@ -123,7 +120,7 @@ def _number(value, kind):
 
 def _retyped(value, name: str):
     """`value` in torch's dtype `name`: the same bits where the width is the same."""
-    if _is_torch_tensor(value):
+    if _is_torch(value):
         import torch
 
         wanted = getattr(torch, name)

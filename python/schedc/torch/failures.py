@@ -11,9 +11,7 @@ from pathlib import Path
 def export_failure(error: BaseException, what: str = "torch.export could not export the model") -> str:
     """One paragraph for a model torch.export or torch-mlir cannot take: the user's line that
     was running, the error's first lines, and what usually helps."""
-    # Frames in site-packages (torch, torch-mlir) and in schedc are not the user's.
-    others = (Path(torch_file()).parent.parent, Path(__file__).parents[1])
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if not any(Path(f.filename).is_relative_to(o) for o in others)]
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not _not_users(f.filename)]
     where = f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else ""
     lines = [line for line in str(error).strip().splitlines() if line.strip()]
     detail = "\n".join(lines[:3]) if lines else type(error).__name__
@@ -57,5 +55,6 @@ def import_failure(error: BaseException, diagnostics: str = "") -> str:
 
 
 def _not_users(filename: str) -> bool:
+    """Frames in site-packages (torch, torch-mlir) and in schedc are not the user's."""
     path = Path(filename)
     return any(path.is_relative_to(o) for o in (Path(torch_file()).parent.parent, Path(__file__).parents[1]))
