@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from schedc.ir.extract import build_kernel_graph
 from schedc.decisions.kernel_graph import KernelGraph
-from schedc.ir.iree import function_ops
+from schedc.ir.iree import function_ops, user_function_name
 
 from schedc.passes.base import PassInfo
 
@@ -36,7 +36,7 @@ def describe(graph: KernelGraph) -> list[str]:
     transient = graph.transient_buffers()
     transient_bytes = sum(b.size or 0 for b in transient)
     lines = [
-        f"kernel-graph @{graph.function}: {len(graph.kernels)} kernels, {len(kernel_edges)} edges, "
+        f"kernel-graph @{user_function_name(graph.function)}: {len(graph.kernels)} kernels, {len(kernel_edges)} edges, "
         f"{len(transient)} transient tensors ({transient_bytes} B)"
     ]
     for node in graph.kernels:

@@ -56,7 +56,7 @@ def test_the_install_prints_no_packaging_warning(tmp_path):
     python.write_text(
         "#!/bin/sh\n"
         'case "$*" in *"-e .[test]"*) ;; *) exit 0 ;; esac\n'  # only the install of schedc itself
-        f'exec {sys.executable} "$@" --no-deps --prefix {prefix}\n')
+        f'exec {sys.executable} "$@" --no-deps --ignore-installed --prefix {prefix}\n')
     python.chmod(0o755)
     done = _setup(venv)
     assert done.returncode == 0, done.stderr[-3000:]
