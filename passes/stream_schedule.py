@@ -37,7 +37,7 @@ from schedc.ir.iree import (
 )
 from schedc.decisions.memory_order import best_order
 from schedc.decisions.kernel_graph import kernel_graph_record
-from schedc.decisions.stream_schedule import MODES, schedule
+from schedc.decisions.stream_schedule import MODES, is_serial, schedule
 
 from schedc.passes.base import PassInfo
 from schedc.passes.memory_order import apply_order
@@ -104,6 +104,7 @@ def stream_schedule(module, pass_, options: Options, context) -> None:
             context.warn(func.location, f"stream-schedule's memory-aware order stopped at its time limit for @{graph.function}: "
                          "the schedule may differ between runs")
         plan = schedule(graph, seconds, options.mode, options.streams, options.memory_budget or None, max_wave, memory.order)
+        serial = is_serial(plan)  # no concurrency: the memory-aware order as memory-order applies it
         apply_order(func, list(plan.order))
         stream_of = {slot.node: slot.stream for slot in plan.slots}
         wave_of: dict[int, int] = {}
@@ -113,8 +114,10 @@ def stream_schedule(module, pass_, options: Options, context) -> None:
                 WAVE.set(ops[n], w)
                 STREAM.set(ops[n], stream_of.get(n, 0))
         # For stream-waves: each dispatch's wave in the new order (IREE keeps function attributes).
-        dispatches = [n for n in plan.order if is_dispatch(ops[n])]
-        WAVES.set(func, [wave_of.get(n, -1) for n in dispatches])
+        # None when serial: stream-waves then leaves the function as memory-order would.
+        if not serial:
+            dispatches = [n for n in plan.order if is_dispatch(ops[n])]
+            WAVES.set(func, [wave_of.get(n, -1) for n in dispatches])
         serialize_partitioning(func)  # IREE's own waves stay off: stream-waves builds schedc's
         timeline: dict[int, list] = {}
         for slot in plan.slots:

@@ -18,8 +18,16 @@
 //  CHECK-SAME:     sched.wave = 3
 // BUDGET-LABEL: util.func public @four_branches
 //  BUDGET-SAME:   sched.waves = array<i64: 0, 1, 1, 2, 2, 3, 3, 4, 4, 5>
+// min-memory: the memory-aware order (each branch to its end before the next), one kernel at
+// a time as memory-order runs it, and no sched.waves for stream-waves to make regions of.
 // SERIAL-LABEL: util.func public @four_branches
-//  SERIAL-SAME:   sched.waves = array<i64: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9>
+//  SERIAL-SAME:   attributes {stream.partitioning = #stream.partitioning_config<"debug">} {
+//       SERIAL:   flow.dispatch @ex::@stem
+//  SERIAL-SAME:     sched.wave = 0
+//  SERIAL-NEXT:   flow.dispatch @ex::@[[BRANCH:[a-d]]]1
+//  SERIAL-SAME:     sched.wave = 1
+//  SERIAL-NEXT:   flow.dispatch @ex::@[[BRANCH]]2
+//  SERIAL-SAME:     sched.wave = 2
 util.func public @four_branches(%arg0: tensor<64xf32>) -> tensor<64xf32> {
   %x = flow.dispatch @ex::@stem(%arg0) : (tensor<64xf32>) -> tensor<1024xf32>
   %a = flow.dispatch @ex::@a1(%x) : (tensor<1024xf32>) -> tensor<2048xf32>
@@ -36,10 +44,12 @@ util.func public @four_branches(%arg0: tensor<64xf32>) -> tensor<64xf32> {
 
 // -----
 
-// A chain never overlaps: every kernel waits for the one before it.
+// A chain never overlaps: every kernel waits for the one before it. With no concurrent wave
+// the function stays as memory-order leaves it, run one kernel at a time, and gets no
+// sched.waves: stream-waves' regions would make a fill's buffer live a kernel early.
 
 // CHECK-LABEL: util.func public @chain
-//  CHECK-SAME:   sched.waves = array<i64: 0, 1, 2>
+//  CHECK-SAME:   attributes {stream.partitioning = #stream.partitioning_config<"debug">} {
 util.func public @chain(%arg0: tensor<64xf32>) -> tensor<64xf32> {
   %0 = flow.dispatch @ex::@first(%arg0) : (tensor<64xf32>) -> tensor<128xf32>
   %1 = flow.dispatch @ex::@second(%0) : (tensor<128xf32>) -> tensor<128xf32>

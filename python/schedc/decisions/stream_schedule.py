@@ -264,7 +264,8 @@ def schedule(
 ) -> Schedule:
     """The schedule for `mode`: min-memory runs one kernel at a time in the memory-aware
     order; max-concurrency ignores memory; balanced keeps the waves' live bytes within
-    `budget` (default: 1.2x the min-memory peak)."""
+    `budget` (default: 1.2x the min-memory peak). A schedule without a concurrent wave is
+    min-memory's (see `is_serial`)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode '{mode}'; valid: {', '.join(MODES)}")
     memory_order = memory_order or graph.program_order()
@@ -283,17 +284,26 @@ def schedule(
         if streams == 1:
             return serial  # no concurrency fits the budget: the memory-aware order
         streams //= 2  # the waves keep more alive than the budget: fewer streams
+    if all(len(wave) <= 1 for wave in waves):
+        return serial  # nothing ran concurrently after all: the memory-aware order, as it is
     makespan = max((s.end for s in slots), default=0.0)
     wave_makespan = sum(max(seconds[n] for n in w) for w in waves if w)
     return Schedule(tuple(sorted(slots, key=lambda s: (s.start, s.stream))), tuple(tuple(w) for w in waves), tuple(order), makespan, wave_makespan, peak)
 
 
+def is_serial(plan: Schedule) -> bool:
+    """No wave runs two kernels: the plan is the memory-aware order, one kernel at a time."""
+    return all(len(wave) <= 1 for wave in plan.waves)
+
+
 def _serial(graph: KernelGraph, seconds: list[float], memory_order: list[int]) -> Schedule:
+    """One kernel at a time in the memory-aware order itself, fills and views where that order
+    has them: its peak is that order's (no wave keeps anything alive longer). Regrouping the
+    fills before their kernel, as waves do, would make a padded buffer live one kernel early."""
     slots, now, waves = [], 0.0, []
     for n in memory_order:
         if seconds[n] > 0:
             slots.append(Slot(n, 0, now, now + seconds[n]))
             now += seconds[n]
             waves.append([n])
-    order = order_for_waves(graph, waves)
-    return Schedule(tuple(slots), tuple(tuple(w) for w in waves), tuple(order), now, now, wave_peak(graph, waves, order))
+    return Schedule(tuple(slots), tuple(tuple(w) for w in waves), tuple(memory_order), now, now, graph.peak_bytes(list(memory_order)))
