@@ -1,6 +1,6 @@
 """Small example models, each a factory returning (model, example_inputs) for `schedc import`.
 
-    schedc import examples/models.py:branchy_convnet -o model.mlir
+    schedc import examples/models.py:staged_branches -o model.mlir
 """
 
 from __future__ import annotations
@@ -61,6 +61,26 @@ class BranchyConvNet(nn.Module):
         return self.head(y.mean(dim=(2, 3)))
 
 
+class StagedBranches(nn.Module):
+    """Three parallel branches, each widening 16 channels to 64 (1x1) and narrowing them back
+    (1x1, 3x3 and 5x5 windows), written stage by stage as a loop over branches often is: all
+    the widenings, then all the narrowings. Run in that order, the three wide tensors are alive
+    at once; memory-order runs each branch to its end first, so only one is."""
+
+    def __init__(self, channels=16, wide=64, classes=10, windows=(1, 3, 5)):
+        super().__init__()
+        self.stem = nn.Conv2d(3, channels, 3, padding=1)
+        self.widen = nn.ModuleList(nn.Conv2d(channels, wide, 1) for _ in windows)
+        self.narrow = nn.ModuleList(nn.Conv2d(wide, channels, k, padding=k // 2) for k in windows)
+        self.head = nn.Linear(len(windows) * channels, classes)
+
+    def forward(self, x):
+        x = torch.relu(self.stem(x))
+        wide = [torch.relu(widen(x)) for widen in self.widen]
+        y = torch.cat([torch.relu(narrow(w)) for narrow, w in zip(self.narrow, wide)], dim=1)
+        return self.head(y.mean(dim=(2, 3)))
+
+
 def _seeded(model):
     torch.manual_seed(0)
     for p in model.parameters():
@@ -83,18 +103,24 @@ def branchy_convnet():
     return _seeded(BranchyConvNet()), (torch.randn(1, 3, 32, 32),)
 
 
-FACTORIES = {"mlp": mlp, "transformer_block": transformer_block, "branchy_convnet": branchy_convnet}
+def staged_branches():
+    """The demo's model (examples/demo.sh)."""
+    torch.manual_seed(0)
+    return _seeded(StagedBranches()), (torch.randn(1, 3, 32, 32),)
+
+
+FACTORIES = {"mlp": mlp, "transformer_block": transformer_block, "branchy_convnet": branchy_convnet, "staged_branches": staged_branches}
 
 
 class ConvNetBN(nn.Module):
-    """Two conv-batchnorm-ReLU layers and a linear head, for a training step."""
+    """`depth` conv-batchnorm-ReLU layers and a linear head, for a training step."""
 
-    def __init__(self, c=8, classes=10):
+    def __init__(self, c=8, classes=10, depth=2):
         super().__init__()
-        self.features = nn.Sequential(
-            nn.Conv2d(3, c, 3, padding=1, bias=False), nn.BatchNorm2d(c), nn.ReLU(),
-            nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c), nn.ReLU(),
-        )
+        layers = []
+        for i in range(depth):
+            layers += [nn.Conv2d(3 if i == 0 else c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c), nn.ReLU()]
+        self.features = nn.Sequential(*layers)
         self.head = nn.Linear(c, classes)
 
     def forward(self, x):
@@ -105,3 +131,10 @@ def convnet_train():
     """A training step: (model, inputs, targets, loss) for `schedc import --train`."""
     torch.manual_seed(0)
     return ConvNetBN(), torch.randn(4, 3, 16, 16), torch.randint(0, 10, (4,)), nn.CrossEntropyLoss()
+
+
+def deep_convnet_train():
+    """The training step of the README's tour: six layers keep six layers' activations alive
+    for the backward pass, which is what recomputation (remat) trades time for."""
+    torch.manual_seed(0)
+    return ConvNetBN(depth=6), torch.randn(4, 3, 16, 16), torch.randint(0, 10, (4,)), nn.CrossEntropyLoss()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 import threading
@@ -485,9 +486,29 @@ def cmd_import(args) -> int:
     return 0
 
 
+_NUMBERED = re.compile(r"(.*?)(\d+)(\D*)")
+
+
+def _numbered_runs(paths: list[str]) -> list[str]:
+    """Three or more files numbered in a row (`m.arg0.npy`, `m.arg1.npy`, ...) as one item,
+    `m.arg0.npy .. m.arg39.npy (40 files)`; every other path as it is."""
+    items, i = [], 0
+    while i < len(paths):
+        first, j = _NUMBERED.fullmatch(paths[i]), i
+        while first and j + 1 < len(paths):
+            following = _NUMBERED.fullmatch(paths[j + 1])
+            if not following or (following[1], following[3]) != (first[1], first[3]) or int(following[2]) != int(first[2]) + j + 1 - i:
+                break
+            j += 1
+        items += [f"{paths[i]} .. {paths[j]} ({j - i + 1} files)"] if j - i >= 2 else paths[i:j + 1]
+        i = j + 1
+    return items
+
+
 def _wrote(paths) -> str:
-    """`wrote a`, `wrote a and b`, `wrote a, b and c`: every file a command wrote, named."""
-    paths = [str(p) for p in paths]
+    """`wrote a`, `wrote a and b`, `wrote a, b and c`: every file a command wrote, named (a
+    numbered run of them as its first and last)."""
+    paths = _numbered_runs([str(p) for p in paths])
     return "wrote " + (paths[0] if len(paths) == 1 else ", ".join(paths[:-1]) + " and " + paths[-1])
 
 

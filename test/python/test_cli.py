@@ -28,6 +28,16 @@ def test_import_compile_run(tmp_path):
     assert "result[0]: 8x16xfloat32" in result.stdout
 
 
+def test_wrote_names_a_numbered_run_by_its_ends():
+    from schedc.tools.schedc import _wrote
+
+    args = [f"step.arg{i}.npy" for i in range(40)]
+    assert _wrote(["step.mlir", *args]) == "wrote step.mlir and step.arg0.npy .. step.arg39.npy (40 files)"
+    assert _wrote(["m.mlir", "m.arg0.npy", "m.arg1.npy"]) == "wrote m.mlir, m.arg0.npy and m.arg1.npy"
+    assert _wrote(["a1.npy", "a2.npy", "a4.npy"]) == "wrote a1.npy, a2.npy and a4.npy"  # not in a row
+    assert _wrote(["r9/x.bin"]) == "wrote r9/x.bin"
+
+
 def test_default_output_name_is_the_input_stem(tmp_path):
     (tmp_path / "tiny.mlir").write_text((ROOT / "test" / "cli" / "Inputs" / "bad-op.mlir").read_text())
     result = schedc("tiny.mlir", cwd=tmp_path)
