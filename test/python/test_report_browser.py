@@ -4,12 +4,19 @@ packages. The rendered DOM holds each chart and the JSON report's numbers in its
 screenshot shows the charts (not a blank page). Skipped where no Chromium is installed:
 `./dev test` installs it with apt-get where it can.
 
+The page's layout as Chromium lays it out, at a wide and a narrow window, for densenet, the
+demo's model, a model whose two orders are equal and a 500-kernel overview: no two labels of a
+chart overlap, every label lies inside its chart, nothing scrolls sideways, and where the
+orders are equal both lines show. The screenshots are the test's output, in
+build/test-output/report/ (NAME-WIDTH.png).
+
 The report's own data is checked too: IREE's arenas as schedc reads and lays them out are the
 module's real allocations, and the timelines peak where memory-order says."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import subprocess
 
@@ -23,7 +30,7 @@ from schedc.options import CompileOptions
 from schedc.compiler.driver import compile_with_options
 from schedc.report.html import render_html
 from schedc.targets import resolve_target
-from test_report_html import Page
+from test_report_html import Page, synthetic_report
 
 _spec = importlib.util.spec_from_file_location("bench_models", ROOT / "bench" / "models.py")
 bench_models = importlib.util.module_from_spec(_spec)
@@ -110,3 +117,106 @@ def test_chromium_screenshot_shows_the_charts(report, tmp_path):
     blue = np.mean((b > 180) & (b - r > 80))  # schedc's slices
     assert drawn > 0.05, drawn
     assert orange > 0.002 and blue > 0.002, (orange, blue)
+
+
+WIDTHS = (1280, 760)
+SHOTS = ROOT / "build" / "test-output" / "report"
+# Run in the page, after it is laid out: every chart's box and each of its labels' boxes.
+MEASURE = """<script>
+const charts = [...document.querySelectorAll('svg[data-chart]')].map(svg => {
+  const box = r => [r.left, r.top, r.right, r.bottom];
+  return {chart: svg.dataset.chart, box: box(svg.getBoundingClientRect()),
+          labels: [...svg.querySelectorAll('text')].map(t => [t.textContent, ...box(t.getBoundingClientRect())]),
+          lines: [...svg.querySelectorAll('line[stroke-dasharray]')].map(l => box(l.getBoundingClientRect()))};
+});
+const pre = document.createElement('pre');
+pre.id = 'layout';
+pre.textContent = JSON.stringify({width: document.documentElement.clientWidth,
+                                  scrollWidth: document.documentElement.scrollWidth, charts});
+document.body.appendChild(pre);
+</script>"""
+
+
+def _imported_report(factory: str, passes: str | None = None) -> dict:
+    _spec = importlib.util.spec_from_file_location("example_models", ROOT / "examples" / "models.py")
+    examples = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(examples)
+    model, args = examples.FACTORIES[factory]()
+    options = CompileOptions.for_target(resolve_target("llvm-cpu"), passes=passes, emit="stream", report=True)
+    return compile_with_options(schedc.import_torch(model, *args), options).report
+
+
+@pytest.fixture(scope="module")
+def pages(report):
+    """name -> the page: densenet with stream-schedule, the demo's model and a model whose two
+    orders are the same (both with schedc's default pipeline), and a 500-kernel report."""
+    return {"densenet": render_html(report), "demo": render_html(_imported_report("staged_branches")),
+            "equal-orders": render_html(_imported_report("branchy_convnet")), "overview": render_html(synthetic_report(500))}
+
+
+def layout(page: str, width: int, tmp_path) -> dict:
+    measured = tmp_path / f"measured-{width}.html"
+    measured.write_text(page.replace("</body>", MEASURE + "</body>"))
+    dumped = chromium("--dump-dom", f"--window-size={width},2000", measured.as_uri(), tmp_path=tmp_path)
+    assert dumped.returncode == 0, dumped.stderr[-2000:]
+    text = dumped.stdout[dumped.stdout.index('<pre id="layout">') + len('<pre id="layout">'):]
+    import html
+
+    return json.loads(html.unescape(text[: text.index("</pre>")]))
+
+
+def overlapping(labels: list) -> list[tuple[str, str]]:
+    """Pairs of labels whose boxes share more than a pixel across and any height (a line's box
+    is as thin as its stroke)."""
+    pairs = []
+    for i, (a, *ra) in enumerate(labels):
+        for b, *rb in labels[i + 1:]:
+            if min(ra[2], rb[2]) - max(ra[0], rb[0]) > 1 and min(ra[3], rb[3]) - max(ra[1], rb[1]) > 0.5:
+                pairs.append((a, b))
+    return pairs
+
+
+def screenshot(page: str, name: str, width: int, tmp_path):
+    from PIL import Image
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    source, shot = tmp_path / f"{name}.html", SHOTS / f"{name}-{width}.png"
+    source.write_text(page)
+    done = chromium(f"--screenshot={shot}", f"--window-size={width},4000", source.as_uri(), tmp_path=tmp_path)
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    return np.asarray(Image.open(shot).convert("RGB")).astype(int)
+
+
+@needs_chromium
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", ["densenet", "demo", "equal-orders", "overview"])
+def test_labels_never_collide_and_nothing_scrolls_sideways(pages, name, width, tmp_path):
+    measured = layout(pages[name], width, tmp_path)
+    assert measured["scrollWidth"] <= measured["width"], "the page scrolls sideways"
+    for chart in measured["charts"]:
+        left, top, right, bottom = chart["box"]
+        assert right <= measured["width"], f"{chart['chart']} is wider than the window"
+        assert overlapping(chart["labels"]) == [], chart["chart"]
+        struck = [t for t, *box in chart["labels"] for line in chart["lines"] if overlapping([(t, *box), ("line", *line)])]
+        assert struck == [], f"lines through labels of {chart['chart']}: {struck}"
+        outside = [t for t, *box in chart["labels"] if box[0] < left - 1 or box[2] > right + 1 or box[1] < top - 1 or box[3] > bottom + 1]
+        assert outside == [], f"labels outside {chart['chart']}: {outside}"
+    pixels = screenshot(pages[name], name, width, tmp_path)
+    assert np.mean(np.any(pixels < 250, axis=-1)) > 0.03, "the screenshot is blank"
+
+
+@needs_chromium
+def test_both_orders_show_when_they_are_equal(pages, tmp_path):
+    from schedc.report.charts import IREE_COLOUR, SCHEDC_COLOUR
+
+    page = pages["equal-orders"]
+    assert "schedc&#x27;s order (the same as IREE&#x27;s)" in page
+    timeline = next(c for c in layout(page, 1280, tmp_path)["charts"] if c["chart"] == "memory-timeline")
+    left, top, right, bottom = (int(v) for v in timeline["box"])
+    pixels = screenshot(page, "equal-orders-timeline", 1280, tmp_path)[top:bottom, left:right]
+
+    def share(colour: str) -> float:
+        rgb = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)])
+        return np.mean(np.abs(pixels - rgb).sum(axis=-1) < 60)
+
+    assert share(SCHEDC_COLOUR) > 0.002 and share(IREE_COLOUR) > 0.002, (share(SCHEDC_COLOUR), share(IREE_COLOUR))

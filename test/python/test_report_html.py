@@ -18,15 +18,21 @@ from schedc.report.charts import graph_layers, nice_ticks
 
 
 class Page(HTMLParser):
-    """The charts (`<svg data-chart>`), the table cells (`<tr data-key>`) and hover titles."""
+    """The charts (`<svg data-chart>`), the table cells (`<tr data-key>`: a cell's exact
+    `data-value` where it has one, else its text), hover titles, the glossary's terms
+    (`<dt id="term-...">`), the links to them, and the page's text outside the glossary."""
 
     def __init__(self, text: str):
         super().__init__()
         self.charts: list[str] = []
         self.cells: dict[str, str] = {}
         self.titles = 0
+        self.defined: list[str] = []
+        self.links: list[str] = []
+        self.text = ""
         self._key = None
         self._in_td = False
+        self._skip = 0  # inside the glossary, a <title> or the embedded JSON
         self.feed(text)
 
     def handle_starttag(self, tag, attrs):
@@ -36,17 +42,31 @@ class Page(HTMLParser):
         elif tag == "tr" and "data-key" in attrs:
             self._key = attrs["data-key"]
         elif tag == "td" and self._key:
-            self._in_td = True
+            if "data-value" in attrs:
+                self.cells[self._key] = attrs["data-value"]
+                self._key = None
+            else:
+                self._in_td = True
         elif tag == "title":
             self.titles += 1
+        elif tag == "dt" and attrs.get("id", "").startswith("term-"):
+            self.defined.append(attrs["id"].removeprefix("term-"))
+        elif tag == "a" and attrs.get("class") == "term":
+            self.links.append(attrs["href"].removeprefix("#term-"))
+        if tag in ("dl", "title", "script", "style"):
+            self._skip += 1
 
     def handle_endtag(self, tag):
         if tag == "td":
             self._in_td, self._key = False, None
+        if tag in ("dl", "title", "script", "style"):
+            self._skip -= 1
 
     def handle_data(self, data):
         if self._in_td:
             self.cells[self._key] = self.cells.get(self._key, "") + data
+        if not self._skip:
+            self.text += data + " "
 
 
 def chain_graph(sizes: list[int]) -> KernelGraph:
@@ -99,23 +119,74 @@ def test_every_chart_and_the_table_numbers():
     page = Page(render_html(report))
     assert page.charts == ["memory-timeline", "arena-map", "arena-map", "arena-map", "wave-gantt", "kernel-graph"]
     entry = report["functions"]["forward"]
-    assert page.cells["peak_bytes"] == f"{entry['memory-order']['peak_bytes']:,}"
-    assert page.cells["program_peak_bytes"] == f"{entry['memory-order']['program_peak_bytes']:,}"
-    assert page.cells["schedc_bytes"] == f"{entry['arena-plan'][0]['schedc_bytes']:,}"
-    assert page.cells["without_schedc"] == f"{1 << 25:,}"
+    assert page.cells["peak_bytes"] == str(entry["memory-order"]["peak_bytes"])
+    assert page.cells["program_peak_bytes"] == str(entry["memory-order"]["program_peak_bytes"])
+    assert page.cells["schedc_bytes"] == str(entry["arena-plan"][0]["schedc_bytes"])
+    assert page.cells["without_schedc"] == str(1 << 25)
     assert page.cells["optimum_bytes"] == "unknown"
     assert page.cells["concurrent_waves"] == "10"
+    # The short table: the module's transients and the peak, IREE alone against schedc.
+    assert page.cells["headline.transient"] == str(1 << 25) and page.cells["headline.peak"] == str(entry["memory-order"]["program_peak_bytes"])
     # Hover text: one per kernel in the timeline, graph and Gantt, one per slice in each map.
     assert page.titles >= 3 * 30 + 3 * 60
 
 
-def test_500_kernels_stay_under_5_mb_and_spread_out():
+def test_500_kernels_stay_under_5_mb_and_make_an_overview():
     text = render_html(synthetic_report(500))
     assert len(text.encode()) < 5 * 1024 * 1024
-    graph = re.search(r'<svg data-chart="kernel-graph"[^>]*width="(\d+)" height="(\d+)"', text)
-    assert int(graph.group(1)) >= 500 * 56 / 12  # layers of at most a dozen kernels each: scrolls, not squeezed
-    gantt = re.search(r'<svg data-chart="wave-gantt"[^>]*width="(\d+)"', text)
-    assert int(gantt.group(1)) >= 4 * 500 / 3  # at least 4 px a kernel on the longest stream
+    graph = text[text.index('<svg data-chart="kernel-graph"'):]
+    graph = graph[: graph.index("</svg>")]
+    assert re.search(r'width="1100"', graph)  # the page's width: an overview, nothing to scroll
+    assert graph.count("<circle") == 500
+    assert 0 < graph.count("<text") <= 24  # only the largest kernels are named, where a name has room
+
+
+def test_a_small_graph_names_every_kernel():
+    text = render_html(synthetic_report(12))
+    graph = text[text.index('<svg data-chart="kernel-graph"'):]
+    graph = graph[: graph.index("</svg>")]
+    assert graph.count("<text") == 12 and ">#7 conv 2d nchw fchw 1x64x56x…</text>" in graph  # long names cut short
+
+
+def test_one_unit_a_page_and_round_ticks():
+    from schedc.report.charts import unit_for
+
+    assert [unit_for(b).name for b in (1000, 4096, 1 << 20, 4 << 20)] == ["B", "KiB", "KiB", "MiB"]
+    page = Page(render_html(synthetic_report(30)))  # 32 MiB at most
+    sizes = re.findall(r"\d[\d,.]* (B|KiB|MiB|GiB)\b", page.text)
+    assert sizes and set(sizes) == {"MiB"}
+    ticks = re.findall(r'text-anchor="end" fill="#555">([\d,.]+)</text>', render_html(synthetic_report(30)))
+    assert ticks and all(float(t.replace(",", "")) % 5 == 0 for t in ticks)
+
+
+def test_labels_are_spread_apart():
+    from schedc.report.charts import LABEL_GAP, spread_labels
+
+    placed = spread_labels([100, 101, 102, 300], top=0, bottom=400)
+    assert placed[3] == 300 and all(b - a >= LABEL_GAP for a, b in zip(sorted(placed), sorted(placed)[1:]))
+    assert spread_labels([395, 396, 397], top=0, bottom=400)[2] <= 400  # pushed up, not off the plot
+
+
+def test_every_term_the_page_uses_is_defined():
+    from schedc.report.html import GLOSSARY
+
+    for kernels in (3, 30):
+        page = Page(render_html(synthetic_report(kernels)))
+        assert set(page.links) <= set(page.defined) and set(page.defined) <= set(page.links)
+        words = {key: GLOSSARY[key][0] for key in GLOSSARY}
+        used = {key for key, word in words.items() if re.search(rf"\b{re.escape(word)}s?\b", page.text, re.IGNORECASE)}
+        assert used <= set(page.defined), used - set(page.defined)
+        assert {"load", "layout-slices", "arena", "lower-bound"} <= set(page.defined)
+
+
+def test_both_orders_drawn_when_they_are_equal():
+    report = synthetic_report(10)
+    timeline = report["functions"]["forward"]["memory-order"]["timeline"]
+    timeline["iree"]["live_bytes"] = list(timeline["schedc"]["live_bytes"])
+    text = render_html(report)
+    schedc = re.search(r'<path data-series="schedc\'s order \(the same as IREE\'s\)"[^>]*stroke-width="([\d.]+)"', text.replace("&#x27;", "'"))
+    iree = re.search(r'<path data-series="IREE\'s order"[^>]*stroke-width="([\d.]+)" stroke-dasharray="5 3"', text.replace("&#x27;", "'"))
+    assert schedc and iree and float(schedc[1]) > float(iree[1])  # the wider line under the dashed one
 
 
 def test_missing_passes_say_so_instead_of_drawing():
