@@ -300,7 +300,9 @@ def _story(entry: dict, unit: Unit, terms: Terms) -> str:
                              f"their {pinned} {terms('fill', 'fills')} run once, when the module loads, instead of on every call "
                              "(persistent-fills).")
     iree = entry.get("iree_transient_bytes")
-    if iree and iree["without_schedc"]:
+    if iree and iree["without_schedc"] and iree["with_schedc"] == iree["without_schedc"]:
+        sentences.append(f"The module allocates {unit.text(iree['with_schedc'])} of {terms('transient', 'transients')}, as IREE alone does.")
+    elif iree and iree["without_schedc"]:
         sentences.append(f"The module allocates {unit.text(iree['with_schedc'])} of {terms('transient', 'transients')} instead of "
                          f"{unit.text(iree['without_schedc'])} ({iree['with_schedc'] / iree['without_schedc']:.3f}x).")
     return f'<p class="story">{" ".join(sentences)}</p>' if sentences else ""
