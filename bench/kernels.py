@@ -22,8 +22,6 @@ module, and for each f32 matmul and matmul-like dispatch the same contraction in
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import re
 import statistics
@@ -34,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import load_model, median_ms, save_model  # noqa: E402
+from timing import load_model, median_ms, ncu_kernel_times, save_model  # noqa: E402
 
 MODELS = ("transformer", "inception", "randwire", "darts", "unet", "plain_cnn", "resnet18", "mobilenet_v2", "densenet")
 VARIANTS = ("iree-default", "schedc-heuristic", "schedc-tuned", "schedc-replay")
@@ -173,16 +171,13 @@ def ncu(folder: Path) -> None:
             command = ["ncu", "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv", "-k", "regex:matmul|conv",
                        sys.executable, __file__, "once", str(module)]
             out = subprocess.run(command, capture_output=True, text=True)
-            rows = list(csv.reader(io.StringIO(out.stdout[out.stdout.find('"ID"'):])))
-            if not rows:
+            launches = ncu_kernel_times(out.stdout)
+            if not launches:
                 print(f"ncu failed on {module.name}: {out.stderr[-500:]}", flush=True)
                 continue
-            header = rows[0]
-            name_col, value_col, unit_col = header.index("Kernel Name"), header.index("Metric Value"), header.index("Metric Unit")
             times = {}
-            for row in rows[1:]:
-                scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}[row[unit_col]]
-                times.setdefault(row[name_col], []).append(float(row[value_col].replace(",", "")) * scale)
+            for kernel, us in launches:
+                times.setdefault(kernel, []).append(us)
             kernels[f"{name}.{variant}"] = {k: statistics.median(v) for k, v in times.items()}
     configs = json.loads((folder / "modules" / "configs.json").read_text())
     signatures = json.loads((folder / "tune" / "manifest.json").read_text())["kernels"] if (folder / "tune" / "manifest.json").exists() else []

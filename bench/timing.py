@@ -57,3 +57,20 @@ def median_ms(call, repeats: int = 100, warmup: int = 10) -> float:
         call()
         times.append((time.perf_counter() - start) * 1e3)
     return statistics.median(times)
+
+
+NCU_UNITS_US = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
+
+
+def ncu_kernel_times(text: str) -> list[tuple[str, float]]:
+    """(kernel name, microseconds) of each kernel, in launch order, from the CSV that
+    `ncu --metrics gpu__time_duration.sum --csv` prints (anything before its header skipped)."""
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(text[text.find('"ID"'):])))
+    if not rows:
+        return []
+    header = rows[0]
+    name, value, unit = header.index("Kernel Name"), header.index("Metric Value"), header.index("Metric Unit")
+    return [(row[name], float(row[value].replace(",", "")) * NCU_UNITS_US[row[unit]]) for row in rows[1:] if len(row) == len(header)]
