@@ -161,8 +161,8 @@ def model_layers(name: str, dtype: str) -> list[dict]:
     if dtype != "f32":
         model, inputs = convert_precision(model, inputs, dtype)
     layers = distinct_layers(model.eval(), inputs)
-    for layer in layers:
-        layer["seed"] = seed_of(layer["key"])
+    for index, layer in enumerate(layers):  # a seed by position: torch's reprs change between versions
+        layer["seed"] = seed_of(f"{name}.{dtype}.{index}")
         layer["module"] = seeded(layer["module"], layer["seed"], getattr(torch, TORCH_DTYPES[dtype]))
     return layers
 
@@ -209,21 +209,22 @@ def measure(args) -> None:
     manifest = json.loads((folder / "layers.json").read_text())
     found: dict[str, dict] = {}
     for name, dtype in dict.fromkeys((e["model"], e["dtype"]) for e in manifest):
-        found.update({f"{name}.{dtype}:{layer['key']}": layer for layer in model_layers(name, dtype)})
+        found.update({f"{name}.{dtype}.{index}": layer for index, layer in enumerate(model_layers(name, dtype))})
     runs, numerics = [], {}
     with torch.no_grad():
         for entry in manifest:
             stem = entry["stem"]
-            found_layer = found.get(f"{entry['model']}.{entry['dtype']}:{entry['key']}")
-            if found_layer is None or found_layer["seed"] != entry["seed"]:
-                sys.exit(f"{stem}: this machine's {entry['model']} has no layer {entry['key']}")
-            archive = folder / "layers" / f"{stem}.irpa"
-            save_params(found_layer["module"], str(archive))
+            found_layer = found.get(stem)
+            if found_layer is None or [_kind(m) for m in found_layer["module"]] != entry["kinds"] or list(found_layer["input"].shape) != entry["shape"]:
+                sys.exit(f"{stem}: this machine's {entry['model']} has no layer {'+'.join(entry['kinds'])} of input {entry['shape']}")
+            archive = folder / "layers" / f"{stem}.irpa" if found_layer["module"].state_dict() else None  # pooling: no weights
+            if archive:
+                save_params(found_layer["module"], str(archive))
             layer, x = found_layer["module"].cuda(), found_layer["input"].cuda()
             reference = layer(x)
             calls, errors = {"torch": (lambda layer=layer, x=x: layer(x))}, {}
             for variant in VARIANTS:
-                module = schedc.load(str(folder / "layers" / f"{stem}.{variant}.vmfb"), device="cuda", params=str(archive))
+                module = schedc.load(str(folder / "layers" / f"{stem}.{variant}.vmfb"), device="cuda", params=str(archive) if archive else None)
                 output = module.forward(x, copy=True)
                 errors[variant] = _error(output, reference)
                 calls[variant] = lambda module=module, x=x: module.forward(x)
@@ -243,12 +244,11 @@ def measure(args) -> None:
 
 
 def split_by_marker(kernels: list[tuple[str, float]]) -> list[list[tuple[str, float]]]:
-    """ncu's kernels in launch order -> the runs between markers (a run after each marker).
-    The range opens with a marker, so the first kernel names it whatever torch calls it."""
+    """ncu's kernels in launch order -> the runs between markers (a run after each marker;
+    what comes before the first is not timed)."""
     runs: list[list[tuple[str, float]]] = []
-    marker = kernels[0][0] if kernels else MARKER
     for name, us in kernels:
-        if name == marker:
+        if MARKER in name:
             runs.append([])
         elif runs:
             runs[-1].append((name, us))
@@ -258,7 +258,9 @@ def split_by_marker(kernels: list[tuple[str, float]]) -> list[list[tuple[str, fl
 def run(args) -> None:
     folder = Path(args.folder)
     log = folder / "layers.ncu.csv"
-    command = ["ncu", "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv", "--nvtx", "--nvtx-include", f"{RANGE}/",
+    # Every kernel of the process is listed (an NVTX range is per thread, and IREE may launch from
+    # its own): the markers say where the timed runs start.
+    command = ["ncu", "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv",
                "--log-file", str(log), sys.executable, __file__, "measure", str(folder)]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:

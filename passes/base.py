@@ -68,8 +68,10 @@ class PassInfo:
     # stream phase after schedule-allocation; ...; schedc.compiler.phases says where each is).
     phase: Phase = Phase.FLOW
     # Targets whose compiles run this pass even when the pipeline does not name it (code
-    # generation settings rather than a schedule); `--no-tuning` turns that off.
+    # generation settings rather than a schedule); `--no-tuning` turns that off, except for a
+    # pass that is `always` (a correction of IREE's code, not a tuning).
     implicit_for: tuple[str, ...] = ()
+    always: bool = False
     # Passes that must run before this one in the same compile (an error when missing).
     requires: tuple[str, ...] = ()
     # Passes that, when the pipeline has them, must run before this one.

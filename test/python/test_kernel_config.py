@@ -94,6 +94,12 @@ def test_heuristic_configures_only_tiled_kinds():
     assert heuristic_config(conv1x1(32, 3136, 32)) is not None
 
 
+def test_heuristic_leaves_a_batch_1_linear_layer_to_iree():
+    assert heuristic_config(matmul(1, 1000, 1024)) is None  # IREE's warp reduction: 4.2 us against 50.1
+    assert heuristic_config(matmul(1000, 1, 1024)) is None
+    assert heuristic_config(matmul(64, 1000, 1024)) is not None
+
+
 def test_heuristic_leaves_chained_contractions_to_iree():
     # split-concat's partial sums, which IREE fuses into one dispatch: TileAndFuse failed to
     # compile the heuristic's configs there (DARTS on sm_80), so IREE's own config is kept.
@@ -356,3 +362,47 @@ def test_a_generic_contraction_is_never_one_intrinsic_wide_in_n():
     sig = dataclasses.replace(conv1x1(96, 49, 96), element_type="f16", result_type="f32")
     assert candidate_configs(sig, limit=100) and all(c.workgroup[1] >= 16 for c in candidate_configs(sig, limit=100))
     assert any(c.workgroup[1] == 8 for c in candidate_configs(dataclasses.replace(matmul(64, 256, 256), element_type="f16"), limit=100))
+
+
+def test_mma_operand_order_swaps_only_a_half_precision_contraction_whose_first_input_lacks_m():
+    from schedc.decisions.kernel_config import map_terms
+    from schedc.decisions.mma_operands import swap_inputs_for_mma
+
+    kn, mk, mn = (map_terms(f"affine_map<(d0, d1, d2) -> ({r})>") for r in ("d2, d1", "d0, d2", "d0, d1"))
+    assert swap_inputs_for_mma(mn, kn, mk, "f16") and swap_inputs_for_mma(mn, kn, mk, "bf16")
+    assert not swap_inputs_for_mma(mn, kn, mk, "f32")  # IREE's SIMT code is right in either order
+    assert not swap_inputs_for_mma(mn, mk, kn, "f16")  # already M first
+    strided = map_terms("affine_map<(d0, d1, d2, d3) -> (d3, d1 * 2, d2 * 2)>")  # a 1x1 convolution of stride 2
+    assert swap_inputs_for_mma(map_terms("affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>"), strided,
+                               map_terms("affine_map<(d0, d1, d2, d3) -> (d0, d3)>"), "f16")
+    window = map_terms("affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d1 + d4, d2 + d5)>")  # a 3x3 convolution: right as it is
+    assert not swap_inputs_for_mma(map_terms("affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2)>"), window,
+                                   map_terms("affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d4, d5)>"), "f16")
+
+
+F16_CONV1X1 = """
+func.func @f(%x: tensor<1x64x55x55xf16>, %w: tensor<16x64x1x1xf16>) -> tensor<1x16x55x55xf16> {
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<1x16x55x55xf16>
+  %f = linalg.fill ins(%z : f16) outs(%e : tensor<1x16x55x55xf16>) -> tensor<1x16x55x55xf16>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<1x64x55x55xf16>, tensor<16x64x1x1xf16>) outs(%f : tensor<1x16x55x55xf16>) -> tensor<1x16x55x55xf16>
+  return %y : tensor<1x16x55x55xf16>
+}"""
+
+
+@pytest.mark.parametrize("tuning", [True, False])
+def test_an_f16_1x1_convolution_reaches_cuda_filter_first_tuned_or_not(tuning):
+    import re
+
+    from schedc.compiler.driver import compile_with_options
+    from schedc.options import CompileOptions
+
+    result = compile_with_options(F16_CONV1X1, CompileOptions(target="cuda", emit="flow", tuning=tuning))
+    contraction = re.search(r'iterator_types = \["parallel", "parallel", "reduction"\]\} ins\([^:]+: (tensor<[^,]+>), (tensor<[^)]+>)\)', result.output)
+    assert contraction and contraction.groups() == ("tensor<16x64xf16>", "tensor<64x3025xf16>"), result.output[-3000:]
+    assert len(result.records["mma-operands"]["module"]["swapped"]) == 1
+    hal = compile_with_options(F16_CONV1X1, CompileOptions(target="cuda", emit="hal", tuning=tuning))
+    assert "hal.executable.binary" in hal.output
+    cpu = compile_with_options(F16_CONV1X1, CompileOptions(target="llvm-cpu", emit="flow"))
+    assert "mma-operands" not in cpu.records  # CPU code is right in either order

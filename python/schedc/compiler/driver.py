@@ -277,9 +277,10 @@ def _pipeline(options: CompileOptions) -> tuple[str, list[PassInvocation]]:
 
     pipeline_text = DEFAULT_PIPELINE if options.passes is None else options.passes
     named = parse_pipeline(pipeline_text, REGISTRY) if options.schedc_passes else []
-    if options.schedc_passes and options.tuning:  # code-generation passes the target always takes
+    if options.schedc_passes:  # code-generation passes the target always takes (corrections even with --no-tuning)
         listed = {n.name for n in named}
-        named = [PassInvocation(p.name, p.options()) for p in REGISTRY.values() if options.target in p.implicit_for and p.name not in listed] + named
+        named = [PassInvocation(p.name, p.options()) for p in REGISTRY.values()
+                 if options.target in p.implicit_for and (options.tuning or p.always) and p.name not in listed] + named
     execution = [i for i in parse_pipeline(EXECUTION_PIPELINES[options.execution], REGISTRY) if i.name not in {n.name for n in named}]
     return pipeline_text, complete_pipeline(named + execution, REGISTRY) if named or execution else []
 

@@ -357,3 +357,46 @@ def benchmark_module_from_text(text: str, keep: list[int]) -> str:
     for op in doomed:
         op.erase()
     return module.operation.get_asm(enable_debug_info=False)
+
+
+def swap_first_inputs(generic: ir.Operation) -> None:
+    """Swaps a linalg.generic's two inputs: the operands, their indexing maps and the body's
+    two block arguments (each use of one becomes a use of the other), so it computes the same.
+    The two inputs must have the same element type."""
+    first, second = _inputs(generic)[:2]
+    generic.operands[0], generic.operands[1] = second, first
+    maps = list(ir.ArrayAttr(generic.attributes["indexing_maps"]))
+    with generic.context:
+        generic.attributes["indexing_maps"] = ir.ArrayAttr.get([maps[1], maps[0], *maps[2:]])
+    block = generic.regions[0].blocks[0]
+    a, b = block.arguments[0], block.arguments[1]
+    uses_a = [(use.owner, use.operand_number) for use in a.uses]
+    uses_b = [(use.owner, use.operand_number) for use in b.uses]
+    for owner, index in uses_a:
+        owner.operands[index] = b
+    for owner, index in uses_b:
+        owner.operands[index] = a
+
+
+def mma_swap_candidates(executable: Executable) -> list[ir.Operation]:
+    """The executable's contractions whose inputs `swap_inputs_for_mma` would swap (two inputs
+    of one element type, a multiply-add body, plain loop indices in every map)."""
+    from schedc.decisions.kernel_config import map_terms
+    from schedc.decisions.mma_operands import swap_inputs_for_mma
+
+    found = []
+    for op in _linalg_ops(executable.func):
+        if op.name != "linalg.generic" or _kind(op, op) != "matmul_like":
+            continue
+        inputs = _inputs(op)
+        if len(inputs) != 2 or not all(isinstance(v.type, ir.ShapedType) for v in inputs):
+            continue
+        elements = {str(v.type.element_type) for v in inputs}
+        if len(elements) != 1:
+            continue
+        maps = [map_terms(str(a)) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+        if any(m is None for m in maps) or len(maps) != 3:
+            continue
+        if swap_inputs_for_mma(maps[2], maps[0], maps[1], elements.pop()):
+            found.append(op)
+    return found

@@ -30,7 +30,7 @@ def iree_arenas(packs: list[Pack]) -> dict[str, list[dict]]:
 
 
 # Passes whose record is the module's, not per function.
-MODULE_WIDE = ("kernel-config", "cpu-config")
+MODULE_WIDE = ("kernel-config", "cpu-config", "mma-operands")
 
 
 def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, arenas_without: dict | None = None) -> dict:
@@ -41,6 +41,7 @@ def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, ar
     functions: dict[str, dict] = {}
     kernels = records.get("kernel-config", {}).get("module")  # module-wide, not per function
     cpu_plan = records.get("cpu-config", {}).get("module")
+    mma = records.get("mma-operands", {}).get("module")
     for pass_name, per_function in records.items():
         if pass_name in MODULE_WIDE:
             continue
@@ -68,6 +69,8 @@ def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, ar
         report["kernels"] = kernels
     if cpu_plan is not None:
         report["cpu_plan"] = cpu_plan
+    if mma is not None:
+        report["mma_operands"] = mma
     return report
 
 
@@ -117,6 +120,11 @@ def summary_lines(report: dict) -> list[str]:
             ratio = f" ({after / before:.3f}x)" if before else ""
             parts.append(f"IREE transient {before:,} B -> {after:,} B{ratio}")
         lines.append(" ".join(parts).removesuffix(";"))  # a separator, not an ending
+    swapped = (report.get("mma_operands") or {}).get("swapped")
+    if swapped:
+        plural = len(swapped) != 1
+        lines.append(f"mma-operands: {len(swapped)} f16/bf16 contraction{'s' if plural else ''} given {'their' if plural else 'its'} inputs in "
+                     "the order IREE's tensor-core code computes correctly")
     kernels = report.get("kernels")
     if kernels:
         lines.extend(kernel_lines(kernels))
