@@ -37,7 +37,7 @@ def test_empty_pipeline_is_no_passes():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("nope", "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, overlap-fills, p, print-kernel-graph"),
+        ("nope", "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, mma-operands, overlap-fills, p, print-kernel-graph"),
         ("p{depth=1}", "pass 'p' has no option 'depth'; its options: limit, strategy, strict"),
         ("p{limit=many}", "expected int, got 'many'"),
         ("p{strict=maybe}", "expected true or false"),
@@ -74,6 +74,7 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
         "print-kernel-graph": "flow",
         "cpu-config": "input",
         "split-concat": "preprocessing",
+        "mma-operands": "flow",
         "kernel-config": "flow",
         "memory-order": "flow",
         "remat": "flow",
@@ -86,5 +87,5 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
     with pytest.raises(PipelineError) as info:
         parse_pipeline("nope", REGISTRY)
     assert str(info.value) == (
-        "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, overlap-fills, print-kernel-graph, remat, split-concat, static-replay, stream-schedule, stream-waves"
+        "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, mma-operands, overlap-fills, print-kernel-graph, remat, split-concat, static-replay, stream-schedule, stream-waves"
     )
