@@ -160,6 +160,11 @@ def export_program(model, example_args: tuple, dynamic_shapes=None):
     """torch.export's program of `model(*example_args)` after torch-mlir's decompositions and
     schedc's (schedc.torch.decompositions): as torch-mlir's export_and_import makes it, kept
     for its signature."""
+    with known_torch_warnings_filtered():  # torch's own deprecations, not the user's to act on
+        return _export_program(model, example_args, dynamic_shapes)
+
+
+def _export_program(model, example_args: tuple, dynamic_shapes):
     import torch
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
