@@ -61,11 +61,6 @@ def unit_for(largest: float) -> Unit:
     return Unit("B", 1)
 
 
-def format_bytes(size: float) -> str:
-    """A size in the unit that suits it alone (for hover text, where no page unit applies)."""
-    return unit_for(abs(size) * 4).text(size) if size else "0 B"
-
-
 def nice_ticks(maximum: float, count: int = 5) -> list[float]:
     """Round tick values from 0 up to `maximum` (1, 2 or 5 times a power of ten apart)."""
     if maximum <= 0:
