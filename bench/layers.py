@@ -14,9 +14,10 @@ layers and inputs by running the same models itself, so nothing but the modules 
 they keep their weights outside (a parameter archive written there). Each is compiled for cuda
 twice: IREE's own kernel configs (`tuning=False`) and schedc's.
 
-`run` runs `measure` under Nsight Compute (`--clock-control none`, gpu__time_duration, only
-inside the NVTX range "layers"): each layer once by torch (CUDA, the same dtype, TF32 off) and
-once by each module, a `torch.cuda._sleep` marker kernel between them. Numerics: each module's
+`run` runs `measure` under Nsight Compute (`--clock-control none`, gpu__time_duration): after
+the numerics and a warm-up, each layer once by torch (CUDA, the same dtype, TF32 off) and once
+by each module, a `torch.cuda._sleep` marker kernel before each run; what comes before the
+first marker is not timed. Numerics: each module's
 output against torch's on the same GPU (max |diff| / max |torch|). Time: the sum of each one's
 kernels. The table gives both per layer, and the share of contraction layers whose schedc time
 is within 1.5x of torch's.
@@ -41,7 +42,6 @@ CONTRACTIONS = ("Conv2d", "Linear", "Conv1D")
 LAYER_KINDS = CONTRACTIONS + ("MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm2d", "LayerNorm", "LlamaRMSNorm")
 FUSED_AFTER = ("ReLU", "ReLU6", "BatchNorm2d", "Hardswish", "SiLU", "GELU", "Sigmoid", "GELUActivation", "NewGELUActivation")
 MARKER = "spin_kernel"  # torch.cuda._sleep's kernel: what separates one run from the next in ncu's list
-RANGE = "layers"
 
 
 def heldout():
@@ -233,13 +233,11 @@ def measure(args) -> None:
             torch.cuda.synchronize()
             numerics[stem] = errors
             runs.append((stem, calls))
-        torch.cuda.nvtx.range_push(RANGE)
         for stem, calls in runs:
             for call in calls.values():
                 torch.cuda._sleep(1000)
                 call()
                 torch.cuda.synchronize()
-        torch.cuda.nvtx.range_pop()
     (folder / "layers.numerics.json").write_text(json.dumps({"order": [[stem, list(calls)] for stem, calls in runs], "errors": numerics}, indent=1))
 
 

@@ -3,7 +3,7 @@
 // RUN: schedc %s --report=%t.html --timing -o %t.vmfb 2>&1 | filecheck %s --check-prefix=TIMING
 // RUN: filecheck %s --check-prefix=HTML < %t.html
 // RUN: filecheck %s --check-prefix=OFFLINE < %t.html
-// RUN: schedc %s --report=%t.json -o %t.vmfb
+// RUN: schedc %s --report=%t.json -o %t.vmfb 2>&1 | filecheck %s --check-prefix=JSON
 // RUN: schedc report %t.json -o %t.again.html 2>&1 | filecheck %s --check-prefix=WROTE
 // RUN: filecheck %s --check-prefix=HTML < %t.again.html
 
@@ -40,6 +40,9 @@
 // HTML: <script type="application/json" id="schedc-report">
 // Nothing to fetch: no external script, style, image or font; links only within the page.
 // OFFLINE-NOT: {{ src=| href="[^#]|url\(|@import}}
+// OFFLINE: <a class="term" href="#term-
+// OFFLINE-NOT: {{ src=| href="[^#]|url\(|@import}}
+// JSON: wrote {{.*}}.vmfb and {{.*}}.json
 // WROTE: wrote {{.*}}.again.html
 func.func @add_mul(%a: tensor<256xf32>, %b: tensor<256x256xf32>) -> tensor<256xf32> {
   %init = tensor.empty() : tensor<256xf32>

@@ -15,6 +15,7 @@ module's real allocations, and the timelines peak where memory-order says."""
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import json
 import shutil
@@ -137,21 +138,16 @@ document.body.appendChild(pre);
 </script>"""
 
 
-def _imported_report(factory: str, passes: str | None = None) -> dict:
-    _spec = importlib.util.spec_from_file_location("example_models", ROOT / "examples" / "models.py")
-    examples = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(examples)
-    model, args = examples.FACTORIES[factory]()
-    options = CompileOptions.for_target(resolve_target("llvm-cpu"), passes=passes, emit="stream", report=True)
-    return compile_with_options(schedc.import_torch(model, *args), options).report
-
-
 @pytest.fixture(scope="module")
-def pages(report):
+def pages(report, imported):
     """name -> the page: densenet with stream-schedule, the demo's model and a model whose two
     orders are the same (both with schedc's default pipeline), and a 500-kernel report."""
-    return {"densenet": render_html(report), "demo": render_html(_imported_report("staged_branches")),
-            "equal-orders": render_html(_imported_report("branchy_convnet")), "overview": render_html(synthetic_report(500))}
+    def default_pipeline(name: str) -> str:
+        options = CompileOptions.for_target(resolve_target("llvm-cpu"), emit="stream", report=True)
+        return render_html(compile_with_options(imported(name)[2], options).report)
+
+    return {"densenet": render_html(report), "demo": default_pipeline("staged_branches"),
+            "equal-orders": default_pipeline("branchy_convnet"), "overview": render_html(synthetic_report(500))}
 
 
 def layout(page: str, width: int, tmp_path) -> dict:
@@ -160,8 +156,6 @@ def layout(page: str, width: int, tmp_path) -> dict:
     dumped = chromium("--dump-dom", f"--window-size={width},2000", measured.as_uri(), tmp_path=tmp_path)
     assert dumped.returncode == 0, dumped.stderr[-2000:]
     text = dumped.stdout[dumped.stdout.index('<pre id="layout">') + len('<pre id="layout">'):]
-    import html
-
     return json.loads(html.unescape(text[: text.index("</pre>")]))
 
 
