@@ -6,6 +6,7 @@ held-out model's (bench/heldout.py), which the fit is judged on.
 Each factory returns (model, example_inputs): one layer per shape, each on an input of its
 own, so every layer is one dispatch that `schedc tune prepare` can measure alone.
 
+    python bench/sweep.py import DIR [--dtypes f32,f16]   # each sweep model as DIR/NAME.DTYPE.mlir
     python bench/sweep.py fit TUNE_DIR   # fit the GPU cost model on tune prepare + bench results
     python bench/sweep.py cpu [DB.json]  # measure every shape on this CPU in each mode and
                                          # layout: the built-in CPU database (default path)
@@ -158,8 +159,35 @@ def cpu(database: str | None) -> None:
     print(f"{len(kept)} of {len(manifest['kernels'])} ops measured into {path}")
 
 
+def import_models(folder: str, dtypes: str = "f32,f16", names: str = "convs,matmuls") -> None:
+    """Each GPU sweep model in each dtype as torch-dialect MLIR, for `schedc tune prepare`."""
+    from pathlib import Path
+
+    import schedc
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in names.split(","):
+        for dtype in dtypes.split(","):
+            model, inputs = SWEEP[name]()
+            torch_dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+            model, inputs = model.to(torch_dtype), tuple(x.to(torch_dtype) for x in inputs)
+            path = out / f"{name}.{dtype}.mlir"
+            path.write_text(schedc.import_torch(model, *inputs))
+            print(f"wrote {path}")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "fit":
+    if len(sys.argv) >= 3 and sys.argv[1] == "import":
+        import argparse
+
+        parser = argparse.ArgumentParser(prog="sweep.py import")
+        parser.add_argument("folder")
+        parser.add_argument("--dtypes", default="f32,f16")
+        parser.add_argument("--models", default="convs,matmuls")
+        args = parser.parse_args(sys.argv[2:])
+        import_models(args.folder, args.dtypes, args.models)
+    elif len(sys.argv) == 3 and sys.argv[1] == "fit":
         fit(sys.argv[2])
     elif len(sys.argv) in (2, 3) and sys.argv[1] == "cpu":
         cpu(sys.argv[2] if len(sys.argv) == 3 else None)

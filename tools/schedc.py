@@ -299,9 +299,9 @@ def _tune_options(args):
         from schedc.tune.cpu import CpuTuneOptions
 
         return CpuTuneOptions(target, tuple(args.iree_flag), _known_cpu_ops(args))
-    from schedc.decisions.kernel_config import ELEMENTWISE_KINDS, TILED_KINDS
+    from schedc.decisions.kernel_config import ELEMENTWISE_KINDS, POOLING_KINDS, TILED_KINDS
 
-    kinds = TILED_KINDS + (ELEMENTWISE_KINDS if args.elementwise else ())
+    kinds = TILED_KINDS + POOLING_KINDS + (ELEMENTWISE_KINDS if args.elementwise else ())
     return TuneOptions(target, args.candidates, kinds, args.repeat, args.jobs, tuple(args.iree_flag), _known_kernels(args, target))
 
 

@@ -21,6 +21,7 @@ from schedc.decisions.kernel_config import (
     choose_config,
     contraction_roles,
     heuristic_config,
+    igemm_form,
     partial_tiles,
     workgroup_count,
 )
@@ -291,6 +292,61 @@ def test_odd_sized_convolutions_get_tiles_with_a_partial_last_one(size):
     assert workgroup_count(conv3x3(64, size), config) >= CHIPS["cuda"].sms // 2
 
 
+def torch_conv(cout: int, cin: int, size: int, window: int, stride: int = 1, dilation: int = 1, groups: int = 1,
+               dtype: str = "f32") -> KernelSignature:
+    """A convolution as torch-mlir's import reaches IREE's flow phase at batch 1: a generic
+    over (channels, rows, columns, input channels, window rows, window columns), with a
+    group loop first where groups > 1."""
+    def offset(out, win):
+        return f"{out} * {stride} + {win} * {dilation}" if stride > 1 or dilation > 1 else f"{out} + {win}"
+
+    extent = (size - 1) * stride + (window - 1) * dilation + 1
+    if groups == 1:
+        dims = "(d0, d1, d2, d3, d4, d5)"
+        maps = (f"affine_map<{dims} -> (d3, {offset('d1', 'd4')}, {offset('d2', 'd5')})>",
+                f"affine_map<{dims} -> (d0, d3, d4, d5)>", f"affine_map<{dims} -> (d0, d1, d2)>")
+        loops, shapes = (cout, size, size, cin, window, window), ((cin, extent, extent), (cout, cin, window, window), (cout, size, size))
+    else:
+        dims = "(d0, d1, d2, d3, d4, d5, d6)"
+        maps = (f"affine_map<{dims} -> (d0, d4, {offset('d2', 'd5')}, {offset('d3', 'd6')})>",
+                f"affine_map<{dims} -> (d0, d1, d4, d5, d6)>", f"affine_map<{dims} -> (d0, d1, d2, d3)>")
+        loops = (groups, cout // groups, size, size, cin // groups, window, window)
+        shapes = ((groups, cin // groups, extent, extent), (groups, cout // groups, cin // groups, window, window), (groups, cout // groups, size, size))
+    parallel = len(loops) - 3
+    return KernelSignature("w", "matmul_like", "linalg.generic", loops, ("parallel",) * parallel + ("reduction",) * 3, maps, shapes,
+                           dtype, result_type="f32" if dtype != "f32" else "")
+
+
+def test_a_window_convolution_is_an_implicit_gemm_over_channels_and_window_together():
+    form = igemm_form(torch_conv(128, 64, 28, 3))
+    assert form.loops == (128, 28, 28, 64 * 9) and form.iterators == ("parallel",) * 3 + ("reduction",)
+    # image[K, rows, columns], filter[channels, K]: M is the output channels, N the columns.
+    assert contraction_roles(form) == ([1], 0, 2, 3)
+    assert igemm_form(torch_conv(64, 3, 112, 7, stride=2)).loops == (64, 112, 112, 3 * 49)
+    assert igemm_form(torch_conv(64, 64, 14, 3, dilation=2)).loops == (64, 14, 14, 576)
+    grouped = igemm_form(torch_conv(64, 64, 14, 3, groups=4))
+    assert grouped.loops == (4, 16, 14, 14, 16 * 9) and contraction_roles(grouped) == ([0, 2], 1, 3, 4)
+    assert igemm_form(conv1x1(32, 3136, 32)) is None  # already a contraction
+    depthwise = ("affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 + d3, d2 + d4)>", "affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d4)>",
+                 "affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>")
+    assert igemm_form(KernelSignature("d", "matmul_like", "linalg.generic", (32, 28, 28, 3, 3), ("parallel",) * 3 + ("reduction",) * 2,
+                                      depthwise, ((32, 30, 30), (32, 3, 3), (32, 28, 28)), "f32")) is None  # sums no channels
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+@pytest.mark.parametrize("shape", [(128, 128, 28, 3, 1), (512, 512, 7, 3, 1), (64, 3, 112, 7, 2), (256, 64, 13, 3, 1)])
+def test_window_convolutions_get_implicit_gemm_configs_that_fill_the_gpu(shape, dtype):
+    sig = torch_conv(*shape, dtype=dtype)
+    config = heuristic_config(sig)
+    assert config is not None and config.igemm
+    assert "use_igemm_convolution = true" in config.attribute()
+    assert (config.mma != "") == (dtype == "f16") and len(config.workgroup) == 4
+    # Every tile fits its loop's range or is padded to it; the reduction steps through K.
+    assert config.reduction[:3] == (0, 0, 0) and config.reduction[3] > 0
+    assert workgroup_count(sig, config) >= min(CHIPS["cuda"].sms // 2, math.prod(sig.loops[:3]) // 1024)
+    assert all(c.igemm for c in candidate_configs(sig))
+
+
 # One kernel of each class the heuristic configures, as IREE's input: its config must compile.
 _CLASSES = {
     "conv 3x3 55x55 f32": """
@@ -301,6 +357,24 @@ func.func @f(%x: tensor<1x64x57x57xf32>, %w: tensor<64x64x3x3xf32>) -> tensor<1x
   %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
     ins(%x, %w : tensor<1x64x57x57xf32>, tensor<64x64x3x3xf32>) outs(%f : tensor<1x64x55x55xf32>) -> tensor<1x64x55x55xf32>
   return %y : tensor<1x64x55x55xf32>
+}""",
+    "conv 7x7 stride 2, 3 channels, f32": """
+func.func @f(%x: tensor<1x3x229x229xf32>, %w: tensor<64x3x7x7xf32>) -> tensor<1x64x112x112xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x64x112x112xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x64x112x112xf32>) -> tensor<1x64x112x112xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+    ins(%x, %w : tensor<1x3x229x229xf32>, tensor<64x3x7x7xf32>) outs(%f : tensor<1x64x112x112xf32>) -> tensor<1x64x112x112xf32>
+  return %y : tensor<1x64x112x112xf32>
+}""",
+    "conv 3x3 14x14 f16 -> f32": """
+func.func @f(%x: tensor<1x256x16x16xf16>, %w: tensor<256x256x3x3xf16>) -> tensor<1x256x14x14xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x256x14x14xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x256x14x14xf32>) -> tensor<1x256x14x14xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<1x256x16x16xf16>, tensor<256x256x3x3xf16>) outs(%f : tensor<1x256x14x14xf32>) -> tensor<1x256x14x14xf32>
+  return %y : tensor<1x256x14x14xf32>
 }""",
     "matmul 8x128x64 f16 -> f32": """
 func.func @f(%a: tensor<8x64xf16>, %b: tensor<64x128xf16>) -> tensor<8x128xf32> {

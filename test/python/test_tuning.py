@@ -3,6 +3,7 @@ measured times in the cost model, and `schedc tune prepare` (CUDA modules compil
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -189,3 +190,32 @@ def test_a_dispatch_with_a_rank_0_float_operand_is_benchmarkable():
     assert site.benchmarkable
     assert parse_tensor_type("tensor<f32>")[0] == ()
     assert not DispatchSite("ex", "ex_gather", ("tensor<32xf32>", "tensor<i64>"), ("tensor<32xf32>",), (-1,)).benchmarkable
+
+
+def test_pooling_is_its_own_class_configured_along_rows_and_columns():
+    """Max and average pooling read their input through a window: the heuristic tiles a
+    workgroup over output rows and columns (contiguous in NCHW), one channel each, and IREE
+    compiles it for cuda. An output too small for a subgroup of columns keeps IREE's own."""
+    import torch
+    from torch import nn
+
+    from schedc.compiler.driver import compile_with_options
+    from schedc.decisions.kernel_config import heuristic_config
+    from schedc.options import CompileOptions
+
+    model = nn.Sequential(nn.MaxPool2d(3, 2, ceil_mode=True), nn.ReLU(), nn.AvgPool2d(2)).eval()
+    mlir = schedc.import_torch(model, torch.randn(1, 16, 57, 57))
+    sigs, _ = _signatures(schedc.compile(mlir, target="cuda", emit="flow", schedc_passes=False))
+    pools = [s for s in sigs if s.kind == "pooling"]
+    assert [s.loops for s in pools] == [(16, 28, 28, 3, 3), (16, 14, 14, 2, 2)], [(s.kind, s.name) for s in sigs]
+    for sig in pools:
+        config = heuristic_config(sig)
+        channels, rows, columns = sig.parallel_loops
+        assert config.workgroup[channels] == 1 and config.workgroup[columns] >= 8
+        assert [config.reduction[i] for i in sig.reduction_loops] == [sig.loops[i] for i in sig.reduction_loops]  # the whole window
+    result = compile_with_options(mlir, CompileOptions(target="cuda", passes="kernel-config", emit="hal"))
+    assert "hal.executable.binary" in result.output
+    kernels = result.records["kernel-config"]["module"]["kernels"]
+    assert [(k["kind"], k["source"]) for k in kernels] == [("pooling", "heuristic")] * 2
+    tiny = dataclasses.replace(pools[1], loops=(16, 6, 6, 2, 2))
+    assert heuristic_config(tiny) is None

@@ -29,8 +29,11 @@ from schedc.errors import SchedcError
 
 # Op classes (`KernelSignature.kind`) schedc configures, and those it leaves to IREE.
 TILED_KINDS = ("matmul", "batch_matmul", "matmul_like", "conv", "depthwise_conv")
+# Pooling: IREE's default puts a warp's 32 lanes on 32 channels of one pixel, strided by a
+# whole plane in NCHW; the heuristic tiles rows and columns instead, as for depthwise ones.
+POOLING_KINDS = ("pooling",)
 ELEMENTWISE_KINDS = ("elementwise",)
-OTHER_KINDS = ("reduction", "softmax", "pooling", "copy", "other")
+OTHER_KINDS = ("reduction", "softmax", "copy", "other")
 # Loops above this range that are not multiples of 32 (a convolution's 55x55 or 28x28 output)
 # also get tiles whose last one is partial, which IREE's TileAndFuse bounds (checked by
 # compiling for cuda).
@@ -50,7 +53,7 @@ class KernelSignature:
     they compute the same thing; the other fields are what the heuristic and people read."""
 
     key: str
-    kind: str  # one of TILED_KINDS, ELEMENTWISE_KINDS, OTHER_KINDS
+    kind: str  # one of TILED_KINDS, POOLING_KINDS, ELEMENTWISE_KINDS, OTHER_KINDS
     root: str  # the root op's name, e.g. linalg.matmul
     loops: tuple[int, ...]  # static loop ranges of the root op, in its loop order
     iterators: tuple[str, ...]  # "parallel" or "reduction" per loop
@@ -125,6 +128,10 @@ class KernelConfig:
     # Tensor cores: per loop, the size each tile is padded to where the loop's range is not a
     # multiple of it (IREE pads the operands); empty where every range is.
     padding: tuple[int, ...] = ()
+    # A window convolution computed as an implicit GEMM (IREE's `use_igemm_convolution`): the
+    # tile lists then follow the loops of `igemm_form(sig)` (the convolution's parallel loops,
+    # then one reduction over channels and window together), not the convolution's own.
+    igemm: bool = False
 
     def __post_init__(self):
         if not (len(self.workgroup) == len(self.reduction) == len(self.thread)):
@@ -165,14 +172,17 @@ class KernelConfig:
     @property
     def mma_edges(self) -> tuple[int, ...]:
         """Per loop, the intrinsic tile edge that `subgroup` counts in (M's or N's), else 1.
-        The M loop is the first one a subgroup tiles, the N loop the second."""
+        The M loop is the first one a subgroup tiles, the N loop the last; a loop between them
+        (an implicit GEMM's output rows, beside its columns as N) counts in rows."""
         if not self.mma:
             return ()
         m, n, _ = MMA_INTRINSICS[self.mma][1]
         tiled = [i for i, sg in enumerate(self.subgroup) if sg]
         edges = [1] * len(self.subgroup)
-        for i, edge in zip(tiled, (m, n)):
-            edges[i] = edge
+        if tiled:
+            edges[tiled[0]] = m
+        if len(tiled) > 1:
+            edges[tiled[-1]] = n
         return tuple(edges)
 
     def label(self) -> str:
@@ -180,9 +190,10 @@ class KernelConfig:
             return "x".join(str(v) for v in values if v) or "-"
 
         promoted = f" promote{list(self.promote)}" if self.promote else ""
+        igemm = "igemm " if self.igemm else ""
         if self.mma:
-            return f"wg {tiles(self.workgroup)} k {tiles(self.reduction)} sg {tiles(self.subgroup)} {self.mma}{promoted}"
-        return f"wg {tiles(self.workgroup)} k {tiles(self.reduction)} th {tiles(self.thread)}{promoted}"
+            return f"{igemm}wg {tiles(self.workgroup)} k {tiles(self.reduction)} sg {tiles(self.subgroup)} {self.mma}{promoted}"
+        return f"{igemm}wg {tiles(self.workgroup)} k {tiles(self.reduction)} th {tiles(self.thread)}{promoted}"
 
     def attribute(self) -> str:
         """The `#iree_codegen.compilation_info` IREE 3.13 reads from the root op."""
@@ -198,23 +209,26 @@ class KernelConfig:
             lowering = f"workgroup = {ints(self.workgroup)}, reduction = {ints(self.reduction)}, thread = {ints(self.thread)}"
             if self.promote:
                 lowering += f", promote_operands = {ints(self.promote)}"
+        options = ", {gpu_pipeline_options = #iree_gpu.pipeline_options<use_igemm_convolution = true>}" if self.igemm else ""
         return (
             "#iree_codegen.compilation_info<"
             f"lowering_config = #iree_gpu.lowering_config<{{{lowering}}}>, "
             "translation_info = #iree_codegen.translation_info<pipeline = #iree_gpu.pipeline<TileAndFuse> "
-            f"workgroup_size = [{self.workgroup_size}, 1, 1] subgroup_size = {SUBGROUP}>>"
+            f"workgroup_size = [{self.workgroup_size}, 1, 1] subgroup_size = {SUBGROUP}{options}>>"
         )
 
     def to_json(self) -> dict:
         data = {"workgroup": list(self.workgroup), "reduction": list(self.reduction), "thread": list(self.thread), "promote": list(self.promote)}
         if self.mma:
             data.update(mma=self.mma, subgroup=list(self.subgroup), padding=list(self.padding))
+        if self.igemm:
+            data["igemm"] = True
         return data
 
     @staticmethod
     def from_json(data: dict) -> "KernelConfig":
         return KernelConfig(tuple(data["workgroup"]), tuple(data["reduction"]), tuple(data["thread"]), tuple(data.get("promote", ())),
-                            data.get("mma", ""), tuple(data.get("subgroup", ())), tuple(data.get("padding", ())))
+                            data.get("mma", ""), tuple(data.get("subgroup", ())), tuple(data.get("padding", ())), bool(data.get("igemm", False)))
 
 
 # Tensor-core intrinsics of IREE 3.13's sm_80 target (its `mma` list) that schedc uses, by
@@ -348,6 +362,10 @@ def shared_bytes(sig: KernelSignature, config: KernelConfig) -> int:
     each of its indexing map's results (a convolution's `d2 + d5` covers the output tile plus
     the window), from the workgroup tiles of parallel loops and the reduction tiles (a loop a
     config leaves untiled counts whole)."""
+    if config.igemm:
+        sig = igemm_form(sig) or sig
+    if len(config.workgroup) != len(sig.loops):
+        return 0  # a config for another loop nest: IREE decides
     tile = [(config.workgroup[i] if it == "parallel" else config.reduction[i]) or sig.loops[i] for i, it in enumerate(sig.iterators)]
     total = 0
     for operand in config.promote:
@@ -405,11 +423,14 @@ def candidate_configs(sig: KernelSignature, limit: int = 12) -> list[KernelConfi
     with and without operand promotion, 1-4 results per thread; ranked by how well the
     workgroups fill the chip and by work per thread. Elementwise kernels: 1-D tiles with
     1-4 elements per thread. Other kinds: none (IREE's choice stands)."""
-    if sig.kind not in TILED_KINDS + ELEMENTWISE_KINDS or not sig.parallel_loops:
+    if sig.kind not in TILED_KINDS + POOLING_KINDS + ELEMENTWISE_KINDS or not sig.parallel_loops:
         return []
-    if sig.element_type in ("f16", "bf16"):
+    form = igemm_form(sig)
+    if form is not None:
+        return _igemm_candidates(sig, form, limit)
+    if sig.element_type in ("f16", "bf16") and sig.kind not in POOLING_KINDS:
         return _mma_candidates(sig, limit)
-    if sig.element_type != "f32":
+    if sig.element_type not in ("f32", "f16", "bf16"):
         return []
     inner, outer = _inner_parallel(sig)
     inner_range = sig.loops[inner]
@@ -459,12 +480,72 @@ def contraction_roles(sig: KernelSignature) -> tuple[list[int], int, int, int] |
             return None
     if len(others) < 2:
         return None
-    m, n, middle = others[0], others[-1], others[1:-1]
-    # A 1x1 convolution with its rows and columns as loops (channels, rows, columns): the
-    # rows are tiled one at a time, like a batch, as IREE's own configs tile them.
-    if (m in first) == (n in first) or any((i in first) != (n in first) for i in middle):
+    # N is the innermost loop; M the first loop indexed by the other operand. A convolution
+    # with its rows and columns as loops (channels, rows, columns), or a batch indexed by the
+    # image only: the loops on N's side besides N are tiled like a batch, as IREE's own
+    # configs tile them.
+    n = others[-1]
+    m = next((i for i in others if (i in first) != (n in first)), None)
+    if m is None:
+        return None
+    middle = [i for i in others if i not in (m, n)]
+    if any((i in first) != (n in first) for i in middle):
         return None
     return sorted(batch + middle), m, n, sig.reduction_loops[0]
+
+
+def igemm_form(sig: KernelSignature) -> KernelSignature | None:
+    """A window convolution (3x3, 5x5, strided, dilated, grouped; not depthwise) as the
+    contraction IREE's implicit GEMM computes (`use_igemm_convolution`): the convolution's
+    parallel loops, then one reduction loop over its input channels and window together
+    (IREE's im2col). Its maps read `image[batch.., K, rows, columns]` and
+    `filter[batch.., channels, K]`; a config with `igemm` tiles these loops. None for any
+    other kernel (a 1x1 convolution already is a contraction; a depthwise one sums no
+    channels)."""
+    if sig.kind not in ("matmul_like", "conv") or len(sig.indexing_maps) < 3 or sig.chained:
+        return None
+    parallel, reductions = sig.parallel_loops, sig.reduction_loops
+    if parallel != list(range(len(parallel))) or len(reductions) < 2:
+        return None
+    operands = [map_terms(m) for m in sig.indexing_maps[:2]]
+    if any(terms is None for terms in operands):
+        return None
+    windowed = [any(len(sums) > 1 for sums in terms) for terms in operands]
+    if windowed.count(True) != 1:
+        return None
+    image, filter_ = (operands[0], operands[1]) if windowed[0] else (operands[1], operands[0])
+    plain_image = {sums[0][0] for sums in image if len(sums) == 1}
+    plain_filter = {sums[0][0] for sums in filter_ if len(sums) == 1}
+    if any(len(sums) != 1 for sums in filter_):
+        return None
+    summed = {loop for sums in image if len(sums) > 1 for loop, _ in sums}
+    channels = [r for r in reductions if r in plain_image and r in plain_filter]
+    window = [r for r in reductions if r in summed]
+    if not channels or not window or set(channels) | set(window) != set(reductions):
+        return None
+    k = len(parallel)
+    batch = [i for i in parallel if i in plain_filter and (i in plain_image or i in summed)]
+    rows = [i for i in parallel if i in summed or (i in plain_image and i not in plain_filter)]
+    kept = [i for i in parallel if i in plain_filter and i not in batch]
+    if set(batch) | set(rows) | set(kept) != set(parallel):
+        return None
+
+    def affine(results):
+        dims = ", ".join(f"d{i}" for i in range(k + 1))
+        return f"affine_map<({dims}) -> ({', '.join(f'd{i}' for i in results)})>"
+
+    reduction = math.prod(sig.loops[r] for r in reductions)
+    loops = tuple(sig.loops[i] for i in parallel) + (reduction,)
+    image_dims, filter_dims = batch + [k] + rows, batch + kept + [k]
+    maps = [affine(image_dims), affine(filter_dims)]
+    shapes = [tuple(loops[i] for i in image_dims), tuple(loops[i] for i in filter_dims)]
+    if not windowed[0]:
+        maps.reverse()
+        shapes.reverse()
+    from dataclasses import replace
+
+    return replace(sig, kind="matmul_like", loops=loops, iterators=("parallel",) * k + ("reduction",),
+                   indexing_maps=(*maps, affine(parallel)), operand_shapes=(*shapes, tuple(loops[:k])))
 
 
 def _map_dims(text: str) -> set[int] | None:
@@ -482,13 +563,13 @@ SM_MMA_FMAS = 256
 SM_STEP_CYCLES = 320  # a K step's barrier and shared-memory handoff
 
 
-def _mma_candidates(sig: KernelSignature, limit: int) -> list[KernelConfig]:
+def _mma_candidates(sig: KernelSignature, limit: int, igemm: bool = False) -> list[KernelConfig]:
     """Tensor-core configs for an f16/bf16 contraction (matmuls, batch matmuls, linear layers,
-    1x1 convolutions): workgroup tiles of 16-64 (M) by 8-128 (N), 1-2 by
-    1-4 intrinsic tiles per subgroup, 1-8 subgroups, K steps of 2-8 intrinsic tiles; a range
-    that is not a multiple of its tile is padded (as IREE's own configs pad small matmuls).
-    Ranked by the estimate. Other contractions (3x3 convolutions) keep IREE's choice, which
-    also runs them on tensor cores."""
+    1x1 convolutions, window convolutions in their `igemm_form`): workgroup tiles of 16-64 (M)
+    by 8-128 (N), 1-2 by 1-4 intrinsic tiles per subgroup, 1-8 subgroups, K steps of 2-8
+    intrinsic tiles; an implicit GEMM's narrow output rows (7 or 14 columns) also 2 or 4 rows
+    per workgroup. A range that is not a multiple of its tile is padded (as IREE's own configs
+    pad small matmuls). Ranked by the estimate."""
     roles = contraction_roles(sig)
     intrinsic = mma_intrinsic(sig)
     if roles is None or intrinsic is None or sig.kind not in ("matmul", "batch_matmul", "matmul_like"):
@@ -496,45 +577,69 @@ def _mma_candidates(sig: KernelSignature, limit: int) -> list[KernelConfig]:
     batch, m, n, k = roles
     edge_m, edge_n, edge_k = MMA_INTRINSICS[intrinsic][1]
     size_m, size_n, size_k = sig.loops[m], sig.loops[n], sig.loops[k]
+    row = _row_loop(sig, roles) if igemm else None
     found = {}
     # A generic contraction (a 1x1 convolution: its pixels are N) with a workgroup one
     # intrinsic wide in N gave wrong outputs and ran 2-27x slower than the best wider tile on
     # all three such kernels of the synthetic sweep (bench/sweep.py, H200): tile N by 16 or
     # more there.
     narrowest_n = 16 if sig.kind == "matmul_like" else edge_n
-    for wg_m in (16, 32, 64):
-        for wg_n in (8, 16, 32, 64, 128):
-            if wg_n < narrowest_n:
-                continue
-            if wg_m > max(size_m, edge_m) * 2 or wg_n > max(size_n, edge_n) * 2:
-                continue  # mostly padding
-            for sg_m in (1, 2):
-                for sg_n in (1, 2, 4):
-                    if wg_m % (sg_m * edge_m) or wg_n % (sg_n * edge_n):
-                        continue
-                    subgroups = (wg_m // (sg_m * edge_m)) * (wg_n // (sg_n * edge_n))
-                    if not 1 <= subgroups <= 8:
-                        continue
-                    for k_tiles in (2, 4, 8):
-                        k_tile = k_tiles * edge_k
-                        if k_tile > max(size_k, edge_k) * 2:
+    for rows in ((1, 2, 4) if row is not None and size_n <= 16 else (1,)):
+        if row is not None and rows > sig.loops[row]:
+            continue
+        for wg_m in (16, 32, 64):
+            for wg_n in (8, 16, 32, 64, 128):
+                if wg_n < narrowest_n // rows:
+                    continue
+                if wg_m > max(size_m, edge_m) * 2 or wg_n > max(size_n, edge_n) * 2:
+                    continue  # mostly padding
+                for sg_m in (1, 2):
+                    for sg_n in (1, 2, 4):
+                        if wg_m % (sg_m * edge_m) or wg_n % (sg_n * edge_n):
                             continue
-                        workgroup, reduction, subgroup = [0] * len(sig.loops), [0] * len(sig.loops), [0] * len(sig.loops)
-                        for b in batch:
-                            workgroup[b] = 1
-                        workgroup[m], workgroup[n], reduction[k] = wg_m, wg_n, k_tiles
-                        subgroup[m], subgroup[n] = sg_m, sg_n
-                        padding = ()
-                        if size_m % wg_m or size_n % wg_n or size_k % k_tile:
-                            padding = [0] * len(sig.loops)
-                            for b in batch:
-                                padding[b] = 1
-                            padding[m], padding[n], padding[k] = wg_m, wg_n, k_tile
-                            padding = tuple(padding)
-                        config = KernelConfig(tuple(workgroup), tuple(reduction), (0,) * len(sig.loops), (0, 1), intrinsic, tuple(subgroup), padding)
-                        found[config] = _mma_score(sig, config, (m, n, k))
+                        subgroups = (wg_m // (sg_m * edge_m)) * (wg_n // (sg_n * edge_n))
+                        if not 1 <= subgroups <= 8:
+                            continue
+                        for k_tiles in (2, 4, 8):
+                            k_tile = k_tiles * edge_k
+                            if k_tile > max(size_k, edge_k) * 2:
+                                continue
+                            config = _mma_config(sig, intrinsic, batch, (m, n, k), (wg_m, wg_n, k_tiles), (sg_m, sg_n), row, rows, igemm)
+                            found[config] = _mma_score(sig, config, (m, n, k))
     ranked = sorted(found, key=lambda c: (found[c], c.label()))
     return _spread(ranked, limit)
+
+
+def _row_loop(sig: KernelSignature, roles) -> int | None:
+    """An implicit GEMM's output rows: the loop just outside N on N's side, if any."""
+    batch, _, n, _ = roles
+    first = _map_dims(sig.indexing_maps[0]) or set()
+    return n - 1 if n - 1 in batch and (n - 1 in first) == (n in first) else None
+
+
+def _mma_config(sig, intrinsic, batch, loops, tiles, subgroups, row, rows, igemm) -> KernelConfig:
+    """A tensor-core config from its tiles: (M, N, K) loops, (M, N) workgroup tiles with K in
+    intrinsic steps, (M, N) intrinsic tiles per subgroup, and `rows` of the row loop per
+    workgroup (each subgroup covering all of them); padded where a range is not a multiple."""
+    m, n, k = loops
+    wg_m, wg_n, k_tiles = tiles
+    sg_m, sg_n = subgroups
+    k_tile = k_tiles * MMA_INTRINSICS[intrinsic][1][2]
+    workgroup, reduction, subgroup = [0] * len(sig.loops), [0] * len(sig.loops), [0] * len(sig.loops)
+    for b in batch:
+        workgroup[b] = 1
+    workgroup[m], workgroup[n], reduction[k] = wg_m, wg_n, k_tiles
+    subgroup[m], subgroup[n] = sg_m, sg_n
+    if row is not None and rows > 1:
+        workgroup[row] = subgroup[row] = rows
+    padding = ()
+    if any(sig.loops[i] % workgroup[i] for i in (*batch, m, n)) or sig.loops[k] % k_tile or igemm:
+        padding = [0] * len(sig.loops)
+        for b in batch:
+            padding[b] = workgroup[b]
+        padding[m], padding[n], padding[k] = wg_m, wg_n, k_tile
+        padding = tuple(padding)
+    return KernelConfig(tuple(workgroup), tuple(reduction), (0,) * len(sig.loops), (0, 1), intrinsic, tuple(subgroup), padding, igemm)
 
 
 def _mma_score(sig: KernelSignature, config: KernelConfig, loops: tuple[int, int, int], sms: int = 132) -> float:
@@ -545,7 +650,8 @@ def _mma_score(sig: KernelSignature, config: KernelConfig, loops: tuple[int, int
     m, n, k = loops
     groups = workgroup_count(sig, config)
     per_sm = math.ceil(groups / sms)
-    tile_m, tile_n = config.workgroup[m], config.workgroup[n]
+    tile_m = config.workgroup[m]
+    tile_n = math.prod(config.workgroup[i] for i in sig.parallel_loops if config.workgroup[i]) // tile_m  # N with its rows
     k_tile = config.reduction[k] * MMA_INTRINSICS[config.mma][1][2]
     size_k = math.ceil(sig.loops[k] / k_tile) * k_tile  # padded
     occupancy = min(config.subgroups, 4) / 4
@@ -553,6 +659,55 @@ def _mma_score(sig: KernelSignature, config: KernelConfig, loops: tuple[int, int
     loads = (tile_m + tile_n) * size_k / SM_LOADS
     steps = size_k / k_tile
     return per_sm * (compute + loads + steps * SM_STEP_CYCLES)
+
+
+def _igemm_candidates(sig: KernelSignature, form: KernelSignature, limit: int) -> list[KernelConfig]:
+    """Configs for a window convolution as an implicit GEMM (`igemm_form`): tensor-core ones
+    in f16/bf16; in f32, SIMT tiles of M (output channels) by N (output columns), 1-4 output
+    rows, 1-4 results per thread in each, K in steps of 16-64 with both operands in shared
+    memory. Ranked by the estimate of the same model as the other contractions."""
+    if sig.element_type in ("f16", "bf16"):
+        return _mma_candidates(form, limit, igemm=True)
+    roles = contraction_roles(form)
+    if sig.element_type != "f32" or roles is None:
+        return []
+    batch, m, n, k = roles
+    row = _row_loop(form, roles)
+    size_m, size_n = form.loops[m], form.loops[n]
+    found: dict[KernelConfig, float] = {}
+    for rows in (1, 2, 4) if row is not None else (1,):
+        for wg_m in _pow2_tiles(size_m, (4, 8, 16, 32, 64), partial_tiles(size_m)):
+            for wg_n in _pow2_tiles(size_n, (8, 16, 32, 64), partial_tiles(size_n)):
+                for th_m in (1, 2, 4):
+                    for th_n in (1, 2, 4):
+                        for k_tile in k_steps(form.loops[k]):
+                            config = _igemm_simt_config(form, batch, (m, n, k), (wg_m, wg_n, k_tile), (th_m, th_n), row, rows)
+                            if config is not None:
+                                found[config] = _score(form, config)
+    ranked = sorted(found, key=lambda c: (found[c], c.label()))
+    return _spread(ranked, limit)
+
+
+def _igemm_simt_config(form, batch, loops, tiles, threads, row, rows) -> KernelConfig | None:
+    m, n, k = loops
+    wg_m, wg_n, k_tile = tiles
+    th_m, th_n = threads
+    workgroup, reduction, thread = [0] * len(form.loops), [0] * len(form.loops), [0] * len(form.loops)
+    for b in batch:
+        workgroup[b] = thread[b] = 1
+    if row is not None:
+        workgroup[row], thread[row] = min(rows, form.loops[row]), 1
+    workgroup[m], workgroup[n], thread[m], thread[n] = wg_m, wg_n, th_m, th_n
+    reduction[k] = k_tile if form.loops[k] % k_tile == 0 else 1
+    if wg_m % th_m or wg_n % th_n:
+        return None
+    try:
+        config = KernelConfig(tuple(workgroup), tuple(reduction), tuple(thread), (0, 1), igemm=True)
+    except ValueError:
+        return None
+    if config.workgroup_size % SUBGROUP or shared_bytes(form, config) > MAX_SHARED_BYTES:
+        return None
+    return config
 
 
 def _spread(ranked: list[KernelConfig], limit: int) -> list[KernelConfig]:
@@ -616,6 +771,8 @@ def estimate(sig: KernelSignature, config: KernelConfig, chip: Chip | None = Non
     """The analytic estimate of a config (lower is better), as the heuristic ranks them: the
     tensor-core model for a tensor-core config, else the SIMT one."""
     sms = (chip or CHIPS["cuda"]).sms
+    if config.igemm:
+        sig = igemm_form(sig) or sig
     if config.mma:
         roles = contraction_roles(sig)
         return _mma_score(sig, config, roles[1:], sms)
@@ -634,7 +791,7 @@ def heuristic_config(sig: KernelSignature, chip: Chip | None = None) -> KernelCo
     """The analytic choice for a kernel never tuned: the best-scored candidate for the chip's
     SM count. Only for tiled kernels (matmuls, convolutions) that start from a fill: there
     IREE's default leaves most SMs idle; elsewhere IREE's own choice is kept."""
-    if sig.kind not in TILED_KINDS or sig.chained or is_matvec(sig):
+    if sig.kind not in TILED_KINDS + POOLING_KINDS or sig.chained or is_matvec(sig):
         return None
     candidates = candidate_configs(sig, limit=1000)
     if not candidates:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from iree.compiler import ir, passmanager
 
 from schedc.ir.iree import defining_op_name
-from schedc.decisions.kernel_config import TILED_KINDS, KernelConfig, KernelSignature
+from schedc.decisions.kernel_config import TILED_KINDS, KernelConfig, KernelSignature, map_terms
 
 # linalg ops by the op class they make a dispatch; generics are classified by their body.
 _NAMED_KINDS = {
@@ -105,10 +105,20 @@ def _kind(named: ir.Operation, generic: ir.Operation) -> str:
         multiply_add = any(n in body for n in ("arith.mulf", "arith.muli")) and any(n in body for n in ("arith.addf", "arith.addi"))
         if len(inputs) >= 2 and multiply_add:
             return "matmul_like"
+        if _windowed(generic):
+            return "pooling"  # a max or sum over a sliding window (max_pool2d, avg_pool2d)
         return "reduction"
     if body == ["linalg.yield"]:
         return "copy"
     return "elementwise"
+
+
+def _windowed(generic: ir.Operation) -> bool:
+    """Whether the generic's first input is read through a sliding window (a map result that
+    sums two loops, `d1 * 2 + d3`)."""
+    first = str(ir.ArrayAttr(generic.attributes["indexing_maps"])[0])
+    terms = map_terms(first)
+    return terms is not None and any(len(sums) > 1 for sums in terms)
 
 
 def _iterators(generic: ir.Operation) -> list[str]:

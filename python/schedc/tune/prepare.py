@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from schedc.errors import CompileError, SchedcError
-from schedc.decisions.kernel_config import CHIPS, TILED_KINDS, estimate, KernelConfig, KernelDatabase, KernelSignature, TunedEntry, candidate_configs, default_database, heuristic_config
+from schedc.decisions.kernel_config import CHIPS, POOLING_KINDS, TILED_KINDS, estimate, KernelConfig, KernelDatabase, KernelSignature, TunedEntry, candidate_configs, default_database, heuristic_config
 from schedc.outputs import check_output_folder, write_output
 from schedc.targets import Target
 
@@ -40,7 +40,7 @@ TOLERANCE = {"f32": 1e-4, "f64": 1e-9, "f16": 2e-2, "bf16": 5e-2}
 class TuneOptions:
     target: Target
     candidates: int = 8  # configs measured per dispatch besides IREE's and the heuristic's
-    kinds: tuple[str, ...] = TILED_KINDS  # op classes to tune (ELEMENTWISE_KINDS may be added)
+    kinds: tuple[str, ...] = TILED_KINDS + POOLING_KINDS  # op classes to tune (ELEMENTWISE_KINDS may be added)
     repeat: int = 50  # dispatches per call in the benchmark modules
     jobs: int = 0  # parallel compiles (0: the machine's cores)
     iree_flags: tuple[str, ...] = ()
