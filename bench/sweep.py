@@ -1,6 +1,6 @@
 """A synthetic sweep over the shape space of kernel configs, for fitting the heuristic's cost
 model: convolution windows (1, 3, 5, 7), strides, channel counts and spatial sizes, depthwise
-convolutions, and matmul M/N/K and batch matmuls, in f32 and f16. None of these shapes is a
+convolutions, max and average pooling, and matmul M/N/K and batch matmuls, in f32 and f16. None of these shapes is a
 held-out model's (bench/heldout.py), which the fit is judged on.
 
 Each factory returns (model, example_inputs): one layer per shape, each on an input of its
@@ -37,6 +37,10 @@ TRANSPOSED = [(96, 48, 10, 2), (48, 24, 20, 2), (160, 80, 8, 2), (24, 12, 40, 2)
 # depthwise: (channels, output size, window, stride)
 DEPTHWISE = [(24, 100, 3, 1), (64, 60, 3, 1), (120, 40, 3, 2), (160, 30, 3, 1), (320, 16, 3, 1), (480, 9, 3, 1),
              (40, 50, 5, 1), (64, 40, 7, 1), (160, 20, 7, 1), (320, 10, 7, 1), (72, 33, 3, 2)]
+# pooling: (kind, channels, input size, window, stride, padding, ceil_mode)
+POOLS = [("max", 32, 120, 3, 2, 0, True), ("max", 96, 60, 3, 2, 0, False), ("max", 192, 30, 3, 2, 1, False),
+         ("max", 384, 15, 3, 2, 0, True), ("max", 48, 100, 2, 2, 0, False), ("avg", 64, 40, 3, 1, 1, False),
+         ("avg", 128, 28, 2, 2, 0, False)]
 # (M, N, K); batch matmuls (B, M, N, K)
 MATMULS = [(1, 512, 2048), (8, 1000, 512), (64, 384, 384), (128, 128, 1024), (256, 1024, 256), (32, 3072, 768),
            (100, 200, 300), (512, 64, 512), (16, 4096, 1024)]
@@ -85,6 +89,14 @@ def cpu_convs():
     return Layers(layers).eval(), inputs
 
 
+def pools():
+    layers = [(nn.MaxPool2d if kind == "max" else nn.AvgPool2d)(window, stride, padding, ceil_mode=ceil)
+              for kind, _, _, window, stride, padding, ceil in POOLS]
+    torch.manual_seed(0)
+    inputs = tuple(torch.randn(1, c, size, size) for _, c, size, *_ in POOLS)
+    return Layers(layers).eval(), inputs
+
+
 def matmuls():
     torch.manual_seed(0)
     layers = [nn.Linear(k, n) for _, n, k in MATMULS] + [BatchMatmul(b, n, k) for b, _, n, k in BATCH_MATMULS]
@@ -92,7 +104,7 @@ def matmuls():
     return Layers(layers).eval(), inputs
 
 
-SWEEP = {"convs": convs, "matmuls": matmuls, "cpu_convs": cpu_convs}
+SWEEP = {"convs": convs, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
 
 
 def fit(folder: str) -> None:

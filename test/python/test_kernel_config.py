@@ -289,7 +289,8 @@ def test_odd_sized_convolutions_get_tiles_with_a_partial_last_one(size):
     config = heuristic_config(conv3x3(64, size))
     assert config is not None and config.workgroup_size % 32 == 0
     assert any(config.workgroup[i] and size % config.workgroup[i] for i in (2, 3))
-    assert workgroup_count(conv3x3(64, size), config) >= CHIPS["cuda"].sms // 2
+    # Half the SMs busy, or every output in a workgroup of 256 threads or fewer.
+    assert workgroup_count(conv3x3(64, size), config) >= min(CHIPS["cuda"].sms // 2, 64 * size * size // 256)
 
 
 def torch_conv(cout: int, cin: int, size: int, window: int, stride: int = 1, dilation: int = 1, groups: int = 1,
@@ -329,8 +330,17 @@ def test_a_window_convolution_is_an_implicit_gemm_over_channels_and_window_toget
     assert igemm_form(conv1x1(32, 3136, 32)) is None  # already a contraction
     depthwise = ("affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 + d3, d2 + d4)>", "affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d4)>",
                  "affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>")
-    assert igemm_form(KernelSignature("d", "matmul_like", "linalg.generic", (32, 28, 28, 3, 3), ("parallel",) * 3 + ("reduction",) * 2,
-                                      depthwise, ((32, 30, 30), (32, 3, 3), (32, 28, 28)), "f32")) is None  # sums no channels
+    depthwise = KernelSignature("d", "matmul_like", "linalg.generic", (32, 28, 28, 3, 3), ("parallel",) * 3 + ("reduction",) * 2,
+                                depthwise, ((32, 30, 30), (32, 3, 3), (32, 28, 28)), "f32")
+    assert igemm_form(depthwise) is None  # sums no channels
+    # ... so it has no tensor-core form either: in f16 it gets SIMT tiles, as in f32.
+    half = heuristic_config(dataclasses.replace(depthwise, element_type="f16"))
+    assert half is not None and not half.mma and not half.igemm and half.label() == heuristic_config(depthwise).label()
+
+
+def test_an_f32_window_convolution_of_few_output_channels_keeps_iree_s_direct_code():
+    assert heuristic_config(torch_conv(16, 16, 60, 7)) is None
+    assert heuristic_config(torch_conv(16, 16, 60, 7, dtype="f16")).igemm  # tensor cores: 16 is one intrinsic tile
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16"])

@@ -429,7 +429,10 @@ def candidate_configs(sig: KernelSignature, limit: int = 12) -> list[KernelConfi
     if form is not None:
         return _igemm_candidates(sig, form, limit)
     if sig.element_type in ("f16", "bf16") and sig.kind not in POOLING_KINDS:
-        return _mma_candidates(sig, limit)
+        mma = _mma_candidates(sig, limit)
+        if mma or contraction_roles(sig) is not None:
+            return mma
+        # Not a contraction (a depthwise convolution sums no channels): SIMT tiles, as in f32.
     if sig.element_type not in ("f32", "f16", "bf16"):
         return []
     inner, outer = _inner_parallel(sig)
@@ -669,7 +672,7 @@ def _igemm_candidates(sig: KernelSignature, form: KernelSignature, limit: int) -
     if sig.element_type in ("f16", "bf16"):
         return _mma_candidates(form, limit, igemm=True)
     roles = contraction_roles(form)
-    if sig.element_type != "f32" or roles is None:
+    if sig.element_type != "f32" or roles is None or form.loops[roles[1]] < IGEMM_MIN_CHANNELS_F32:
         return []
     batch, m, n, k = roles
     row = _row_loop(form, roles)
@@ -742,6 +745,18 @@ SM_LANES = 128
 SM_LOADS = 32
 UNPROMOTED_READS = 4
 SIMT_STEP_CYCLES = 800
+# f32 implicit GEMMs (window convolutions): the image tile is gathered through the window
+# (im2col), at IM2COL_READS times a contiguous tile's cost, and a workgroup's time grows by
+# IGEMM_SIZE_COST per factor its thread count is off IGEMM_THREADS. Fitted on the synthetic
+# sweep's 11 f32 window convolutions (bench/sweep.py, H200, 2026-12-03: the estimate's pick
+# among the measured candidates within 1.25x of the fastest for 4 of them before, 9 after);
+# never on the held-out models.
+IM2COL_READS = 4
+IGEMM_THREADS = 256
+IGEMM_SIZE_COST = 0.5
+# ... and with fewer output channels than this the implicit GEMM reuses each gathered element
+# too little: the sweep's 7x7 convolution of 16 channels ran 1.95x IREE's direct code.
+IGEMM_MIN_CHANNELS_F32 = 32
 
 
 def _score(sig: KernelSignature, config: KernelConfig, sms: int = 132) -> float:
@@ -755,7 +770,7 @@ def _score(sig: KernelSignature, config: KernelConfig, sms: int = 132) -> float:
     threads = config.workgroup_size
     per_thread = math.prod(t for t in config.thread if t)
     steps = math.prod(sig.loops[i] for i in sig.reduction_loops) if sig.reduction_loops else 1
-    tile_edges = sum(config.workgroup[i] for i in sig.parallel_loops if config.workgroup[i] > 1) or 1
+    tile_edges = _operand_tile_extent(sig, config)
     compute = per_sm * max(threads / SM_LANES, 1.0) * per_thread * steps
     loads = per_sm * tile_edges * steps / SM_LOADS
     if _promotable(sig) and not config.promote:
@@ -764,7 +779,25 @@ def _score(sig: KernelSignature, config: KernelConfig, sms: int = 132) -> float:
     for i in sig.reduction_loops:
         if config.reduction[i]:
             k_steps_run *= math.ceil(sig.loops[i] / config.reduction[i])
-    return compute + loads + per_sm * k_steps_run * SIMT_STEP_CYCLES
+    cycles = compute + loads + per_sm * k_steps_run * SIMT_STEP_CYCLES
+    if config.igemm:  # workgroups far from IGEMM_THREADS threads ran slower (bench/sweep.py)
+        threads_off = max(threads / IGEMM_THREADS, IGEMM_THREADS / threads)
+        cycles *= 1 + IGEMM_SIZE_COST * (threads_off - 1)
+    return cycles
+
+
+def _operand_tile_extent(sig: KernelSignature, config: KernelConfig) -> int:
+    """The rows of both operand tiles one K step loads: a contraction's M tile plus its N
+    tile, where N counts every loop on its side (an implicit GEMM's output rows times its
+    columns); for other kernels the sum of the tiled parallel loops' tiles."""
+    roles = contraction_roles(sig)
+    if roles is None:
+        return sum(config.workgroup[i] for i in sig.parallel_loops if config.workgroup[i] > 1) or 1
+    batch, m, n, _ = roles
+    first, second = (_map_dims(text) or set() for text in sig.indexing_maps[:2])
+    n_side = [n] + [i for i in batch if (i in first) == (n in first) and not (i in first and i in second)]
+    n_tile = math.prod(max(config.workgroup[i], 1) for i in n_side)
+    return max(config.workgroup[m], 1) + (IM2COL_READS if config.igemm else 1) * n_tile
 
 
 def estimate(sig: KernelSignature, config: KernelConfig, chip: Chip | None = None) -> float:
