@@ -328,6 +328,11 @@ def test_a_window_convolution_is_an_implicit_gemm_over_channels_and_window_toget
     grouped = igemm_form(torch_conv(64, 64, 14, 3, groups=4))
     assert grouped.loops == (4, 16, 14, 14, 16 * 9) and contraction_roles(grouped) == ([0, 2], 1, 3, 4)
     assert igemm_form(conv1x1(32, 3136, 32)) is None  # already a contraction
+    # A weight gradient sums over its output rows and columns through the window: not one.
+    grad = ("affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d1, d5 + d2, d6 + d3)>",
+            "affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0, d5, d6)>", "affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>")
+    assert igemm_form(KernelSignature("g", "matmul_like", "linalg.generic", (64, 64, 3, 3, 4, 16, 16), ("parallel",) * 4 + ("reduction",) * 3,
+                                      grad, ((4, 64, 18, 18), (4, 64, 16, 16), (64, 64, 3, 3)), "f32")) is None
     depthwise = ("affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 + d3, d2 + d4)>", "affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d4)>",
                  "affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>")
     depthwise = KernelSignature("d", "matmul_like", "linalg.generic", (32, 28, 28, 3, 3), ("parallel",) * 3 + ("reduction",) * 2,

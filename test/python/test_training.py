@@ -196,3 +196,21 @@ def test_the_command_line_says_when_a_factory_is_not_a_training_step(tmp_path):
     assert "Traceback" not in done.stderr and not (tmp_path / "step.mlir").exists()
     done = schedc_cli("import", f"{ROOT / 'examples' / 'models.py'}:convnet_train", "-o", "step.mlir", cwd=tmp_path)
     assert done.returncode == 1 and "add --train" in done.stderr
+
+
+def test_a_cnn_step_compiles_for_cuda_with_its_backward_convolutions_configured():
+    """Forward, input-gradient and weight-gradient convolutions of the convnet's step each get a
+    config IREE compiles for cuda (a weight gradient once got an implicit-GEMM config whose
+    shared memory IREE refused)."""
+    from schedc.compiler.driver import compile_with_options
+    from schedc.options import CompileOptions
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(),
+                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
+    mlir = schedc.import_torch(model, torch.randn(4, 3, 16, 16), train=True, targets=(torch.randint(0, 10, (4,)),), loss=nn.CrossEntropyLoss())
+    result = compile_with_options(mlir, CompileOptions(target="cuda", passes="kernel-config", emit="hal"))
+    assert "hal.executable.binary" in result.output
+    kernels = result.records["kernel-config"]["module"]["kernels"]
+    convs = [k for k in kernels if "3x3" in k["signature"]]
+    assert sum(k["source"] == "heuristic" and k["config"].startswith("igemm") for k in convs) >= 2, convs

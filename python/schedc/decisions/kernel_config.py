@@ -522,6 +522,17 @@ def igemm_form(sig: KernelSignature) -> KernelSignature | None:
     if any(len(sums) != 1 for sums in filter_):
         return None
     summed = {loop for sums in image if len(sums) > 1 for loop, _ in sums}
+    # Each window term pairs an output position (parallel) with a window offset (reduction) no
+    # longer than it: a weight gradient's `d2 + d5` sums over its output rows (a reduction
+    # longer than the window it produces) and is not an implicit GEMM IREE can stage.
+    for sums in image:
+        if len(sums) > 1:
+            kinds = [sig.iterators[loop] for loop, _ in sums]
+            if sorted(kinds) != ["parallel", "reduction"]:
+                return None
+            (out, _), (win, _) = sorted(sums, key=lambda term: sig.iterators[term[0]] != "parallel")
+            if sig.loops[win] > sig.loops[out]:
+                return None
     channels = [r for r in reductions if r in plain_image and r in plain_filter]
     window = [r for r in reductions if r in summed]
     if not channels or not window or set(channels) | set(window) != set(reductions):
