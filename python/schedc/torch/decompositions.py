@@ -31,6 +31,15 @@ below instead. Shapes are static here (the importer's static path).
 
 A decomposition that does not apply to its arguments returns NotImplemented: the op stays.
 
+One more is for training steps only (`training_decompositions`):
+- `max_pool2d_with_indices_backward`: torch-mlir lowers it to a scatter of the gradient by the
+  saved indices, which IREE 3.13 runs as a serial loop: on an H200 the two of
+  bench/remat_gpu.py's CNN step took 12,978 and 3,906 us of its 18.7 ms (Nsight Compute),
+  where the whole step of torch eager took 2.9 ms. Here each window offset (i, j) selects the
+  windows whose argmax it is (`indices == its position`), and their gradients are placed at
+  those positions by zero insertion (stride) and padding: dense ops only, summed over the
+  offsets, exactly what the scatter adds.
+
 One rewrite is of the program's graph, after the decompositions (`widen_unsigned`):
 torch-mlir 20261001 lowers uint8 as signed int8 where an op promotes it implicitly (the sum
 of four uint8 200s is -224; `z * 0.5` of 200 is -28), and right where it is converted
@@ -159,6 +168,69 @@ def _isfinite(x):
     if not x.dtype.is_floating_point:
         return NotImplemented
     return ~x.isnan() & (x.abs() != float("inf"))
+
+
+def _spread(x, stride: int, dim: int):
+    """x with stride - 1 zeros after each entry along `dim`, trimmed after its last entry
+    (the positions a strided window's outputs map to), by concatenation and a reshape."""
+    import torch
+
+    if stride == 1:
+        return x
+    shape = list(x.shape)
+    zeros = torch.zeros(shape[: dim + 1] + [stride - 1] + shape[dim + 1:], dtype=x.dtype, device=x.device)
+    spread = torch.cat([x.unsqueeze(dim + 1), zeros], dim + 1).reshape(shape[:dim] + [shape[dim] * stride] + shape[dim + 1:])
+    return spread.narrow(dim, 0, (shape[dim] - 1) * stride + 1)
+
+
+def _place(x, start: int, size: int, dim: int):
+    """x placed along `dim` at offset `start` (negative: its first -start entries fall
+    outside) of a zero tensor of length `size`."""
+    import torch
+
+    if start < 0:
+        x = x.narrow(dim, min(-start, x.shape[dim]), max(x.shape[dim] + start, 0))
+        start = 0
+    length = min(x.shape[dim], max(size - start, 0))
+    x = x.narrow(dim, 0, length)
+    before, after = list(x.shape), list(x.shape)
+    before[dim], after[dim] = start, size - start - length
+    parts = [torch.zeros(before, dtype=x.dtype, device=x.device), x, torch.zeros(after, dtype=x.dtype, device=x.device)]
+    return torch.cat([p for p in parts if p.shape[dim]], dim)
+
+
+def _max_pool2d_backward(grad_output, x, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    import torch
+
+    def pair(values, default):
+        values = list(values) if values else list(default)
+        return values * 2 if len(values) == 1 else values
+
+    kh, kw = pair(kernel_size, ())
+    sh, sw = pair(stride, (kh, kw))
+    ph, pw = pair(padding, (0, 0))
+    dh, dw = pair(dilation, (1, 1))
+    height, width = x.shape[-2], x.shape[-1]
+    rows, cols = grad_output.shape[-2], grad_output.shape[-1]
+    out_rows = torch.arange(rows, dtype=torch.int64).reshape(rows, 1)
+    out_cols = torch.arange(cols, dtype=torch.int64).reshape(1, cols)
+    grad = None
+    for i in range(kh):
+        for j in range(kw):
+            top, left = i * dh - ph, j * dw - pw
+            position = (out_rows * sh + top) * width + out_cols * sw + left  # this offset's input position
+            picked = torch.where(indices == position, grad_output, torch.zeros_like(grad_output))
+            placed = _place(_spread(picked, sh, picked.dim() - 2), top, height, picked.dim() - 2)
+            placed = _place(_spread(placed, sw, placed.dim() - 1), left, width, placed.dim() - 1)
+            grad = placed if grad is None else grad + placed
+    return grad
+
+
+def training_decompositions() -> dict:
+    """The decompositions of a training step's backward ops (see the module docstring)."""
+    import torch
+
+    return {torch.ops.aten.max_pool2d_with_indices_backward.default: _max_pool2d_backward}
 
 
 def decompositions() -> dict:

@@ -47,6 +47,8 @@ def import_train_step(model, inputs: tuple, targets: tuple, loss, func_name: str
     from torch._functorch.aot_autograd import aot_export_module
     from torch_mlir import fx
 
+    from schedc.torch.decompositions import training_decompositions
+
     _check(model, inputs, targets, loss)
     step = _train_step_module(model.train(), loss, len(inputs))
     example = tuple(inputs) + tuple(targets)
@@ -57,7 +59,7 @@ def import_train_step(model, inputs: tuple, targets: tuple, loss, func_name: str
             warnings.simplefilter("ignore")
             _check_loss(step, example)
             graph, signature = aot_export_module(
-                step, example, trace_joint=True, output_loss_index=0, decompositions=fx.get_decomposition_table(),
+                step, example, trace_joint=True, output_loss_index=0, decompositions={**fx.get_decomposition_table(), **training_decompositions()},
             )
             module = fx.stateless_fx_import(graph, output_type="torch", model_name=func_name)
     except SchedcError:
