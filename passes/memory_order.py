@@ -97,6 +97,7 @@ def record(graph: KernelGraph, decision: OrderDecision) -> dict:
         "program_peak_bytes": decision.program_peak,
         "peak_bytes": decision.peak,
         "optimum_bytes": decision.optimum,
+        "lower_bound_bytes": decision.lower_bound,
         "strategy_peaks": decision.peaks,
         "searches": decision.searches,
         "deadline_fired": decision.deadline_fired,

@@ -75,13 +75,28 @@ def test_exact_search_equals_brute_force(graph):
     assert decision.peak == optimum
 
 
+@settings(max_examples=150, deadline=None)
+@given(random_graphs(max_nodes=9), st.sampled_from([1, 3, 10, 30, 200_000]))
+def test_the_lower_bound_holds_wherever_the_search_stops(graph, max_states):
+    """No order goes under the proven lower bound, and the gap is the chosen peak's distance
+    to it; a finished search's bound is the optimum."""
+    optimum = min(graph.peak_bytes(order) for order in all_orders(graph))
+    decision = best_order(graph, "auto", OrderLimits(max_states=max_states))
+    assert decision.lower_bound <= optimum <= decision.peak
+    assert decision.gap == (decision.peak / decision.lower_bound - 1 if decision.lower_bound else 0.0)
+    if decision.optimum is not None:
+        assert decision.optimum == optimum == decision.lower_bound
+
+
 @settings(max_examples=50, deadline=None)
 @given(random_graphs(min_nodes=6, max_nodes=12))
 def test_searches_stop_on_their_state_budget_and_the_heuristics_remain(graph):
     assume(sum(1 for b in graph.buffers if b.size) >= 2)  # at least two layers to search
     decision = best_order(graph, "auto", OrderLimits(max_states=1))
-    assert decision.optimum is None
-    assert decision.searches == {"exact": "max-states", "beam": "max-states"}
+    # Unknown, or proven by the lower bound: a heuristic's order reached it.
+    assert decision.optimum is None or decision.optimum == decision.peak == decision.lower_bound
+    # The beam runs only where the optimum is still unknown.
+    assert decision.searches == ({"exact": "max-states", "beam": "max-states"} if decision.optimum is None else {"exact": "max-states"})
     assert "beam" not in decision.peaks and decision.peak <= decision.program_peak
     assert not decision.deadline_fired
 
@@ -150,3 +165,21 @@ def test_two_branches_are_finished_one_at_a_time():
     decision = best_order(graph)
     assert decision.peak == decision.optimum == 102
     assert decision.strategy != "program"
+
+
+def test_a_stopped_search_reports_its_lower_bound_and_gap(imported):
+    """Where the exact search runs out of states, the summary and the report say how far from
+    the optimum the order may be."""
+    from schedc.compiler.driver import compile_with_options
+    from schedc.options import CompileOptions
+    from schedc.report.build import summary_lines
+
+    result = compile_with_options(imported("staged_branches")[2], CompileOptions(passes="memory-order{max-states=3}", emit="flow", report=True))
+    order = result.report["functions"]["forward"]["memory-order"]
+    assert order["optimum_bytes"] is None and 0 < order["lower_bound_bytes"] < order["peak_bytes"]
+    line = next(line for line in summary_lines(result.report) if line.startswith("@forward"))
+    gap = order["peak_bytes"] / order["lower_bound_bytes"] - 1
+    assert f"(optimum unknown: at least {order['lower_bound_bytes']:,} B, a gap of at most {gap:.1%})" in line
+    finished = compile_with_options(imported("staged_branches")[2], CompileOptions(passes="memory-order", emit="flow", report=True))
+    order = finished.report["functions"]["forward"]["memory-order"]
+    assert order["optimum_bytes"] == order["lower_bound_bytes"] <= order["peak_bytes"]

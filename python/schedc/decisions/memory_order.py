@@ -207,13 +207,22 @@ class _Search:
             free = sorted(v for v in state.ready if p.alloc[v] == 0)
         return state
 
+    def _bound(self, state: _Node) -> int:
+        """A peak every completion of `state` reaches: its own, and the bytes alive while the
+        next allocating node runs (one of the ready ones, on top of what is alive now)."""
+        following = min((self.p.alloc[v] for v in state.ready if self.p.alloc[v] > 0), default=0)
+        return max(state.peak, state.live + following)
+
     def layers(self, keep):
         """Expands layer by layer (one more allocating node each); `keep` filters a layer.
-        Raises SearchStopped when the budget runs out."""
+        Raises SearchStopped when the budget runs out. `self.floor` is then the least bound
+        (`_bound`) of the last layer built whole: every order passes through one of its
+        states (or through a state `keep` dropped)."""
         first = self.start()
         layer = {first.mask: first}
         full = (1 << self.p.count) - 1
         while True:
+            self.floor = min(self._bound(s) for s in layer.values())
             done = [s for s in layer.values() if s.mask == full]
             if done:
                 return min(done, key=lambda s: s.peak)
@@ -229,26 +238,84 @@ class _Search:
                 return None
 
 
-def exact(problem: MemoryProblem, upper_bound: int | None = None, max_states: int = 200_000, deadline: Deadline | None = None):
-    """The lowest-peak order, or None when the search creates more than `max_states` states
-    (or the deadline passes) before it finishes.
+def working_set_bound(problem: MemoryProblem) -> int:
+    """A peak no order goes under: while a node runs, the transients it defines are alive, and
+    so is every transient defined by one of its ancestors and used by it or one of its
+    descendants (a skip connection across it), whatever the order."""
+    count = problem.count
+    topo = _topological(problem)
+    ancestors, descendants = [0] * count, [0] * count
+    for v in topo:
+        for u in problem.preds[v]:
+            ancestors[v] |= ancestors[u] | (1 << u)
+    for v in reversed(topo):
+        for s in problem.succs[v]:
+            descendants[v] |= descendants[s] | (1 << s)
+    definer = {b: v for v in range(count) for b in problem.defines[v]}
+    reach: dict[int, int] = {}  # buffer -> its users and their ancestors
+    for v in range(count):
+        for b in problem.uses[v]:
+            reach[b] = reach.get(b, 0) | ancestors[v] | (1 << v)
+    alive = list(problem.alloc)
+    for b, size in problem.size.items():
+        if not size or b not in definer or b not in reach:
+            continue
+        during = descendants[definer[b]] & reach[b]  # the nodes that run while b must be alive
+        while during:
+            low = during & -during
+            alive[low.bit_length() - 1] += size
+            during ^= low
+    return max(alive, default=0)
+
+
+def _topological(problem: MemoryProblem) -> list[int]:
+    waiting = [len(ps) for ps in problem.preds]
+    ready = [v for v in range(problem.count) if not waiting[v]]
+    order = []
+    while ready:
+        v = ready.pop()
+        order.append(v)
+        for s in problem.succs[v]:
+            waiting[s] -= 1
+            if not waiting[s]:
+                ready.append(s)
+    return order
+
+
+def exact_search(problem: MemoryProblem, upper_bound: int | None = None, max_states: int = 200_000,
+                 deadline: Deadline | None = None) -> tuple[list[int] | None, int]:
+    """(the lowest-peak order, or None when the search creates more than `max_states` states
+    or the deadline passes before it finishes; a proven lower bound on every order's peak).
 
     Dynamic programming over sets of scheduled nodes: two partial orders that ran the same set
     leave the same tensors alive, so only the one with the lower peak can lead to an optimum.
-    States whose peak passes `upper_bound` (a heuristic's peak) are pruned.
-    """
+    States whose bound passes `upper_bound` (a heuristic's peak) are pruned. Where the search
+    stops, the bound is the least peak of its last whole layer (capped by `upper_bound`, which
+    an order reaches), or the working-set bound where that is higher."""
     search = _Search(problem, Budget(max_states, deadline))
+    floor = working_set_bound(problem)
 
     def keep(layer: dict):
-        if upper_bound is not None:
-            layer = {m: s for m, s in layer.items() if s.peak <= upper_bound}
+        if upper_bound is not None:  # states no completion of which reaches it (`_bound`) are pruned
+            layer = {m: s for m, s in layer.items() if search._bound(s) <= upper_bound}
         return layer
 
     try:
         result = search.layers(keep)
     except SearchStopped:
-        return None
-    return None if result is None else result.order()
+        reached = getattr(search, "floor", 0)
+        if upper_bound is not None:
+            reached = min(reached, upper_bound)
+        return None, max(floor, reached)
+    if result is None:  # every state passed the upper bound: no order beats it
+        return None, upper_bound if upper_bound is not None else floor
+    order = result.order()
+    return order, problem.peak(order)
+
+
+def exact(problem: MemoryProblem, upper_bound: int | None = None, max_states: int = 200_000, deadline: Deadline | None = None):
+    """The lowest-peak order, or None (see `exact_search`)."""
+    return exact_search(problem, upper_bound, max_states, deadline)[0]
 
 
 def beam(problem: MemoryProblem, width: int = 16, max_states: int | None = None, deadline: Deadline | None = None) -> list[int] | None:
@@ -301,6 +368,14 @@ class OrderDecision:
     # Why the searches that ran stopped: {"exact": "finished" | "max-states" | "deadline", ...}.
     searches: dict = field(default_factory=dict)
     deadline_fired: bool = False  # the time limit cut a search short: the order may vary by run
+    # A peak no order of the graph goes under (the optimum, where the search finished): the
+    # exact search's last whole layer, or the working-set bound.
+    lower_bound: int = 0
+
+    @property
+    def gap(self) -> float:
+        """How far the chosen peak may be above the optimum: peak / lower bound - 1."""
+        return self.peak / self.lower_bound - 1 if self.lower_bound else 0.0
 
 
 HEURISTICS = {
@@ -351,15 +426,19 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
         if name in HEURISTICS and name != "program":
             consider(name, HEURISTICS[name](problem, deadline))
     optimum = None
+    bound = working_set_bound(problem)
     allocating = sum(1 for a in problem.alloc if a > 0)
     if strategy in ("auto", "exact") and allocating <= limits.exact_limit and deadline.passed():
         searches["exact"] = "deadline"  # the heuristics used up the time: no search starts
     elif strategy in ("auto", "exact") and allocating <= limits.exact_limit:
-        order = exact(problem, min(peaks.values()), limits.max_states, deadline)
+        best_known = min(peaks.values())
+        order, bound = exact_search(problem, best_known, limits.max_states, deadline)
         searches["exact"] = stopped("exact", order)
         consider("exact", order)
         if order is not None:
             optimum = peaks["exact"]
+        elif searches["exact"] == "finished" or bound >= best_known:
+            optimum = best_known  # the search proved nothing beats the heuristics' best
     if strategy == "beam" or (strategy in ("auto", "exact") and optimum is None):
         best_so_far = min(orders, key=lambda name: (peaks[name], list(orders).index(name)))
         width = 0 if deadline.passed() else _beam_width(problem, limits, orders[best_so_far])
@@ -377,4 +456,6 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
     chosen = min(candidates, key=lambda name: (peaks[name], list(orders).index(name)))
     if peaks[chosen] > peaks["program"]:
         chosen = "program"  # never worse than the order the user wrote
-    return OrderDecision(orders[chosen], chosen, peaks[chosen], peaks["program"], optimum, peaks, searches, deadline.fired)
+    if optimum is not None:
+        bound = optimum
+    return OrderDecision(orders[chosen], chosen, peaks[chosen], peaks["program"], optimum, peaks, searches, deadline.fired, min(bound, peaks[chosen]))

@@ -88,7 +88,7 @@ def summary_lines(report: dict) -> list[str]:
             parts.append(
                 f"{order['kernels']} kernel{'s' if order['kernels'] != 1 else ''}, order '{order['strategy']}', estimated peak "
                 f"{order['program_peak_bytes']:,} B -> {order['peak_bytes']:,} B"
-                + (f" (optimum {optimum:,} B)" if optimum is not None else " (optimum unknown)")
+                + (f" (optimum {optimum:,} B)" if optimum is not None else _bound_note(order))
                 + ";"
             )
         remat = entry.get("remat")
@@ -180,3 +180,11 @@ def cpu_plan_lines(plan: dict) -> list[str]:
 
 def report_text(report: dict) -> str:
     return json.dumps(report, indent=2, sort_keys=False) + "\n"
+
+
+def _bound_note(order: dict) -> str:
+    """Where the exact search did not finish: the proven lower bound and the gap to it."""
+    bound = order.get("lower_bound_bytes")
+    if not bound:
+        return " (optimum unknown)"
+    return f" (optimum unknown: at least {bound:,} B, a gap of at most {order['peak_bytes'] / bound - 1:.1%})"

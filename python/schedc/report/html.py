@@ -131,6 +131,8 @@ def summary_rows(entry: dict) -> list[tuple[str, str, object]]:
             ("peak_bytes", "estimated peak, schedc's order" + BYTES, order["peak_bytes"]),
             ("optimum_bytes", "exact optimum" + BYTES, order["optimum_bytes"] if order["optimum_bytes"] is not None else "unknown"),
         ]
+        if order["optimum_bytes"] is None and order.get("lower_bound_bytes"):
+            rows.append(("lower_bound_bytes", "proven lower bound on any order's peak" + BYTES, order["lower_bound_bytes"]))
     alone = entry.get("iree_arenas")
     if alone:
         rows += [
