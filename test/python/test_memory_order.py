@@ -96,7 +96,7 @@ def test_searches_stop_on_their_state_budget_and_the_heuristics_remain(graph):
     # Unknown, or proven by the lower bound: a heuristic's order reached it.
     assert decision.optimum is None or decision.optimum == decision.peak == decision.lower_bound
     # The beam runs only where the optimum is still unknown.
-    assert decision.searches == ({"exact": "max-states", "beam": "max-states"} if decision.optimum is None else {"exact": "max-states"})
+    assert decision.searches == ({"exact": "max-states", "beam": "max-states"} if decision.optimum is None else {"exact": "bound"})
     assert "beam" not in decision.peaks and decision.peak <= decision.program_peak
     assert not decision.deadline_fired
 

@@ -213,16 +213,22 @@ class _Search:
         following = min((self.p.alloc[v] for v in state.ready if self.p.alloc[v] > 0), default=0)
         return max(state.peak, state.live + following)
 
-    def layers(self, keep):
+    def layers(self, keep, enough: int | None = None):
         """Expands layer by layer (one more allocating node each); `keep` filters a layer.
         Raises SearchStopped when the budget runs out. `self.floor` is then the least bound
         (`_bound`) of the last layer built whole: every order passes through one of its
-        states (or through a state `keep` dropped)."""
+        states (or through a state `keep` dropped). With `enough` (a peak some order reaches),
+        the search ends as soon as a layer's floor reaches it: that order is optimal
+        (`self.proven`)."""
         first = self.start()
         layer = {first.mask: first}
         full = (1 << self.p.count) - 1
+        self.proven = False
         while True:
             self.floor = min(self._bound(s) for s in layer.values())
+            if enough is not None and self.floor >= enough:
+                self.proven = True  # no completion goes under `enough`, which an order reaches
+                return None
             done = [s for s in layer.values() if s.mask == full]
             if done:
                 return min(done, key=lambda s: s.peak)
@@ -285,7 +291,8 @@ def _topological(problem: MemoryProblem) -> list[int]:
 def exact_search(problem: MemoryProblem, upper_bound: int | None = None, max_states: int = 200_000,
                  deadline: Deadline | None = None) -> tuple[list[int] | None, int]:
     """(the lowest-peak order, or None when the search creates more than `max_states` states
-    or the deadline passes before it finishes; a proven lower bound on every order's peak).
+    or the deadline passes before it finishes, or when it proves `upper_bound` optimal; a
+    proven lower bound on every order's peak: the optimum where it is known).
 
     Dynamic programming over sets of scheduled nodes: two partial orders that ran the same set
     leave the same tensors alive, so only the one with the lower peak can lead to an optimum.
@@ -300,14 +307,16 @@ def exact_search(problem: MemoryProblem, upper_bound: int | None = None, max_sta
             layer = {m: s for m, s in layer.items() if search._bound(s) <= upper_bound}
         return layer
 
+    if upper_bound is not None and floor >= upper_bound:
+        return None, upper_bound  # the heuristic's order already reaches the bound: optimal
     try:
-        result = search.layers(keep)
+        result = search.layers(keep, upper_bound)
     except SearchStopped:
         reached = getattr(search, "floor", 0)
         if upper_bound is not None:
             reached = min(reached, upper_bound)
         return None, max(floor, reached)
-    if result is None:  # every state passed the upper bound: no order beats it
+    if result is None:  # proven, or every state passed the upper bound: no order beats it
         return None, upper_bound if upper_bound is not None else floor
     order = result.order()
     return order, problem.peak(order)
@@ -365,7 +374,8 @@ class OrderDecision:
     program_peak: int
     optimum: int | None  # the exact optimum, where the search finished
     peaks: dict  # strategy -> peak, for every strategy that ran
-    # Why the searches that ran stopped: {"exact": "finished" | "max-states" | "deadline", ...}.
+    # Why the searches that ran stopped: {"exact": "finished" | "bound" | "max-states" |
+    # "deadline", ...}; "bound": the lower bound reached a heuristic's peak, proving it optimal.
     searches: dict = field(default_factory=dict)
     deadline_fired: bool = False  # the time limit cut a search short: the order may vary by run
     # A peak no order of the graph goes under (the optimum, where the search finished): the
@@ -437,8 +447,9 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
         consider("exact", order)
         if order is not None:
             optimum = peaks["exact"]
-        elif searches["exact"] == "finished" or bound >= best_known:
-            optimum = best_known  # the search proved nothing beats the heuristics' best
+        elif bound >= best_known:
+            searches["exact"] = "bound"  # the bound proved a heuristic's order optimal
+            optimum = best_known
     if strategy == "beam" or (strategy in ("auto", "exact") and optimum is None):
         best_so_far = min(orders, key=lambda name: (peaks[name], list(orders).index(name)))
         width = 0 if deadline.passed() else _beam_width(problem, limits, orders[best_so_far])
