@@ -25,6 +25,14 @@ CONVS = [
     (48, 96, 15, 3, 1), (32, 64, 40, 5, 1), (16, 16, 60, 7, 1), (3, 32, 96, 3, 2), (96, 96, 20, 1, 1),
     (64, 256, 12, 1, 1), (256, 64, 24, 1, 1), (40, 120, 33, 1, 1), (120, 40, 17, 3, 1), (8, 64, 112, 3, 1),
 ]
+# Wider window convolutions (48-384 channels at 10-60 pixels, strides 1-2), for the implicit
+# GEMM's estimate; none is a held-out model's:
+# (in channels, out channels, output size, window, stride)
+WIDE_CONVS = [
+    (48, 48, 60, 3, 1), (96, 96, 30, 3, 1), (160, 160, 20, 3, 1), (320, 320, 10, 3, 1), (80, 160, 24, 3, 2),
+    (192, 384, 12, 3, 1), (256, 128, 18, 3, 1), (3, 48, 120, 5, 2), (96, 192, 15, 3, 2), (40, 80, 45, 3, 1),
+    (384, 384, 5, 3, 1), (24, 96, 36, 5, 1),
+]
 # More for CPUs, where the layout choice turns on spatial size and window:
 # (in channels, out channels, output size, window, stride)
 CPU_CONVS = [
@@ -78,6 +86,13 @@ def convs():
     return Layers(layers).eval(), inputs
 
 
+def wide_convs():
+    torch.manual_seed(0)
+    layers = [nn.Conv2d(cin, cout, window, stride) for cin, cout, _, window, stride in WIDE_CONVS]
+    inputs = tuple(_conv_input(cin, size, window, stride) for cin, _, size, window, stride in WIDE_CONVS)
+    return Layers(layers).eval(), inputs
+
+
 def cpu_convs():
     torch.manual_seed(0)
     layers = [nn.Conv2d(cin, cout, window, stride) for cin, cout, _, window, stride in CPU_CONVS]
@@ -104,7 +119,7 @@ def matmuls():
     return Layers(layers).eval(), inputs
 
 
-SWEEP = {"convs": convs, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
+SWEEP = {"convs": convs, "wide_convs": wide_convs, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
 
 
 def fit(folder: str) -> None:
