@@ -362,35 +362,26 @@ def test_window_convolutions_get_implicit_gemm_configs_that_fill_the_gpu(shape, 
     assert all(c.igemm for c in candidate_configs(sig))
 
 
+def _conv_ir(cin: int, size: int, cout: int, window: int, stride: int, dtype: str, acc: str) -> str:
+    """A batch-1 NCHW convolution as IREE's input, accumulating in `acc`."""
+    out = (size - window) // stride + 1
+    image, filter_, result = f"tensor<1x{cin}x{size}x{size}x{dtype}>", f"tensor<{cout}x{cin}x{window}x{window}x{dtype}>", f"tensor<1x{cout}x{out}x{out}x{acc}>"
+    return f"""
+func.func @f(%x: {image}, %w: {filter_}) -> {result} {{
+  %z = arith.constant 0.0 : {acc}
+  %e = tensor.empty() : {result}
+  %f = linalg.fill ins(%z : {acc}) outs(%e : {result}) -> {result}
+  %y = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : tensor<2xi64>, strides = dense<{stride}> : tensor<2xi64>}}
+    ins(%x, %w : {image}, {filter_}) outs(%f : {result}) -> {result}
+  return %y : {result}
+}}"""
+
+
 # One kernel of each class the heuristic configures, as IREE's input: its config must compile.
 _CLASSES = {
-    "conv 3x3 55x55 f32": """
-func.func @f(%x: tensor<1x64x57x57xf32>, %w: tensor<64x64x3x3xf32>) -> tensor<1x64x55x55xf32> {
-  %z = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<1x64x55x55xf32>
-  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x64x55x55xf32>) -> tensor<1x64x55x55xf32>
-  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-    ins(%x, %w : tensor<1x64x57x57xf32>, tensor<64x64x3x3xf32>) outs(%f : tensor<1x64x55x55xf32>) -> tensor<1x64x55x55xf32>
-  return %y : tensor<1x64x55x55xf32>
-}""",
-    "conv 7x7 stride 2, 3 channels, f32": """
-func.func @f(%x: tensor<1x3x229x229xf32>, %w: tensor<64x3x7x7xf32>) -> tensor<1x64x112x112xf32> {
-  %z = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<1x64x112x112xf32>
-  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x64x112x112xf32>) -> tensor<1x64x112x112xf32>
-  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
-    ins(%x, %w : tensor<1x3x229x229xf32>, tensor<64x3x7x7xf32>) outs(%f : tensor<1x64x112x112xf32>) -> tensor<1x64x112x112xf32>
-  return %y : tensor<1x64x112x112xf32>
-}""",
-    "conv 3x3 14x14 f16 -> f32": """
-func.func @f(%x: tensor<1x256x16x16xf16>, %w: tensor<256x256x3x3xf16>) -> tensor<1x256x14x14xf32> {
-  %z = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<1x256x14x14xf32>
-  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x256x14x14xf32>) -> tensor<1x256x14x14xf32>
-  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-    ins(%x, %w : tensor<1x256x16x16xf16>, tensor<256x256x3x3xf16>) outs(%f : tensor<1x256x14x14xf32>) -> tensor<1x256x14x14xf32>
-  return %y : tensor<1x256x14x14xf32>
-}""",
+    "conv 3x3 55x55 f32": _conv_ir(64, 57, 64, 3, 1, "f32", "f32"),
+    "conv 7x7 stride 2, 3 channels, f32": _conv_ir(3, 229, 64, 7, 2, "f32", "f32"),
+    "conv 3x3 14x14 f16 -> f32": _conv_ir(256, 16, 256, 3, 1, "f16", "f32"),
     "matmul 8x128x64 f16 -> f32": """
 func.func @f(%a: tensor<8x64xf16>, %b: tensor<64x128xf16>) -> tensor<8x128xf32> {
   %z = arith.constant 0.0 : f32
