@@ -108,3 +108,21 @@ def test_cli_import_and_generate(tmp_path):
     assert result.returncode == 1 and "the module's cache holds 64" in result.stderr
     result = schedc_cli("import", f"{factory}:tiny_gpt2", "--generate", "--seq-buckets=8,128", "--max-seq=64", "-o", tmp_path / "x.mlir")
     assert result.returncode == 1 and "--seq-buckets must be from 1 to --max-seq" in result.stderr
+
+
+def test_an_f16_generation_module_compiles_for_cuda_replayed_with_kernel_configs(tmp_path):
+    """Prefill's f16 matmuls take tensor-core configs and the decode step's one-row ones keep
+    IREE's matvec code; IREE compiles every one for cuda (kernel-config's f16 configs once
+    failed its code generation on GPT-2 small: unrealized_conversion_cast)."""
+    from schedc.compiler.driver import compile_with_options
+    from schedc.options import CompileOptions
+
+    model = tiny_gpt2().half()
+    mlir = import_generation(model, BUCKETS, MAX_SEQ, params=str(tmp_path / "lm.irpa"))
+    result = compile_with_options(mlir, CompileOptions(target="cuda", execution="graphs"))
+    assert result.output[:2] == b"PK" and b"module.fb" in result.output[:64]  # a .vmfb
+    kernels = result.records["kernel-config"]["module"]["kernels"]
+    prefill = [k for k in kernels if k["dispatch"].startswith("prefill") and k["kind"] in ("matmul", "batch_matmul")]
+    decode = [k for k in kernels if k["dispatch"].startswith("decode") and k["kind"] == "matmul"]
+    assert prefill and all(k["source"] == "heuristic" and "NV_MMA_SYNC" in k["config"] for k in prefill), prefill
+    assert decode and all(k["source"] == "iree" for k in decode)
