@@ -760,7 +760,7 @@ SIMT_STEP_CYCLES = 800
 # (im2col), at IM2COL_READS times a contiguous tile's cost, and a workgroup's time grows by
 # IGEMM_SIZE_COST per factor its thread count is off IGEMM_THREADS. Fitted on the synthetic
 # sweep's 11 f32 window convolutions (bench/sweep.py, H200, 2026-12-03: the estimate's pick
-# among the measured candidates within 1.25x of the fastest for 4 of them before, 9 after);
+# among the measured candidates within 1.25x of the fastest for 3 of them before, 9 after);
 # never on the held-out models.
 IM2COL_READS = 4
 IGEMM_THREADS = 256
