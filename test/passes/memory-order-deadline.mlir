@@ -1,7 +1,7 @@
 // The searches stop on work (max-states); the time limit is only a safety net. When it fires,
 // the pass says so, where, and keeps the best order it has: never worse than program order.
 // RUN: schedc-opt %s --passes="memory-order{time-limit=1e-9}" 2>&1 | filecheck %s
-// RUN: schedc-opt %s --passes="memory-order{max-states=0}" 2>&1 | filecheck %s --check-prefix=WORK
+// RUN: schedc-opt %s --passes="memory-order{max-states=0 beam-states=0}" 2>&1 | filecheck %s --check-prefix=WORK
 
 // CHECK: memory-order-deadline.mlir:[[# @LINE + 11]]:1: warning: memory-order stopped its search at the time limit (1e-09 s) for @cut_short: the order may differ between runs
 // CHECK-LABEL: util.func public @cut_short

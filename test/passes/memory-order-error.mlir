@@ -10,7 +10,7 @@
 
 // STRATEGY: schedc-opt: error: pass 'memory-order': unknown strategy 'fastest'; valid: auto, program, dfs, bfs, greedy, xla, exact, beam
 // LIMIT: schedc-opt: error: memory-order{exact-limit}: expected int, got 'many'
-// OPTION: schedc-opt: error: pass 'memory-order' has no option 'beam'; its options: exact-limit, max-states, serialize, strategy, time-limit
+// OPTION: schedc-opt: error: pass 'memory-order' has no option 'beam'; its options: beam-states, exact-limit, max-states, serialize, strategy, time-limit
 // NOVALUE: schedc-opt: error: pass 'memory-order': option 'strategy' needs a value (strategy=...)
 // TIME: schedc-opt: error: pass 'memory-order': time-limit must be > 0 seconds, got -1.0
 // NAN: schedc-opt: error: memory-order{time-limit}: expected a finite number, got 'nan'

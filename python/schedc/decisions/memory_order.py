@@ -361,9 +361,14 @@ class OrderLimits:
     """What bounds the search; the result depends on these, never on the machine's speed."""
 
     exact_limit: int = 160  # the exact search runs when at most this many nodes allocate
-    max_states: int = 200_000  # states the exact search may create; the beam gets as many
+    max_states: int = 3_000_000  # states the exact search may create
     time_limit_s: float = 60.0  # a safety net for one function's whole search, in seconds
-    beam_width: int = 0  # 0: the widest beam (up to 16) that fits in max_states
+    beam_width: int = 0  # 0: the widest beam (up to 16) that fits in beam_states
+    beam_states: int | None = None  # states the beam may create (None: max_states)
+
+    @property
+    def beam_budget(self) -> int:
+        return self.max_states if self.beam_states is None else self.beam_states
 
 
 @dataclass(frozen=True)
@@ -398,10 +403,10 @@ HEURISTICS = {
 
 
 def _beam_width(problem: MemoryProblem, limits: OrderLimits, order: list[int]) -> int:
-    """The widest beam, up to 16, whose estimated states fit in `max_states`; 0 if none fits."""
+    """The widest beam, up to 16, whose estimated states fit in the beam's budget; 0 if none fits."""
     if limits.beam_width > 0:
         return limits.beam_width
-    return min(16, limits.max_states // beam_states(problem, order))
+    return min(16, limits.beam_budget // beam_states(problem, order))
 
 
 def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits = OrderLimits()) -> OrderDecision:
@@ -458,7 +463,7 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
         elif width < 1:
             searches["beam"] = "max-states"  # even a beam of width 1 would pass the budget
         else:
-            order = beam(problem, width, limits.max_states, deadline)
+            order = beam(problem, width, limits.beam_budget, deadline)
             searches["beam"] = stopped("beam", order)
             consider("beam", order)
     candidates = [strategy] if strategy in orders else []
