@@ -46,7 +46,7 @@ def measure_model(name: str, factory, work: Path) -> dict:
     import schedc
     from schedc.options import CompileOptions
     from schedc.compiler.driver import compile_with_options
-    from schedc.ir.iree import packs
+    from schedc.ir.iree import packs, user_function_name
     from schedc.compiler.iree_tools import run_iree_tool
     from schedc.ir.mlirio import read_module
     from schedc.compiler.phases import pipeline_until
@@ -62,8 +62,7 @@ def measure_model(name: str, factory, work: Path) -> dict:
     allocated = work / f"{name}.allocation.mlir"
     (scheduled,) = (work / name).glob("*-flow-schedc.mlir")
     run_iree_tool("iree-opt", [str(scheduled), f"--pass-pipeline={pipeline_until('stream')}", "-o", str(allocated)], what="IREE's allocation")
-    # IREE's stream phase names the function's body `forward$async` (its public `forward` wraps it).
-    iree_load = max((p.load for p in packs(read_module(allocated)) if p.function in (function, f"{function}$async")), default=0)
+    iree_load = max((p.load for p in packs(read_module(allocated)) if user_function_name(p.function) == function), default=0)
     arenas = full.report["functions"][function].get("arena-plan", [])
     module_bytes = full.report["functions"][function]["iree_transient_bytes"]["with_schedc"]
     return {

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from schedc.errors import SchedcError
@@ -518,9 +518,7 @@ def igemm_form(sig: KernelSignature) -> KernelSignature | None:
         return None
     image, filter_ = (operands[0], operands[1]) if windowed[0] else (operands[1], operands[0])
     plain_image = {sums[0][0] for sums in image if len(sums) == 1}
-    plain_filter = {sums[0][0] for sums in filter_ if len(sums) == 1}
-    if any(len(sums) != 1 for sums in filter_):
-        return None
+    plain_filter = {sums[0][0] for sums in filter_}  # the filter has no window term (windowed)
     summed = {loop for sums in image if len(sums) > 1 for loop, _ in sums}
     # Each window term pairs an output position (parallel) with a window offset (reduction) no
     # longer than it: a weight gradient's `d2 + d5` sums over its output rows (a reduction
@@ -556,8 +554,6 @@ def igemm_form(sig: KernelSignature) -> KernelSignature | None:
     if not windowed[0]:
         maps.reverse()
         shapes.reverse()
-    from dataclasses import replace
-
     return replace(sig, kind="matmul_like", loops=loops, iterators=("parallel",) * k + ("reduction",),
                    indexing_maps=(*maps, affine(parallel)), operand_shapes=(*shapes, tuple(loops[:k])))
 

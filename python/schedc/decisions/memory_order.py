@@ -174,6 +174,8 @@ class _Search:
             for b in vs:
                 user_mask[b] |= 1 << v
         self.user_mask = user_mask
+        self.floor = 0  # see `layers`
+        self.proven = False
 
     def start(self) -> _Node:
         ready = frozenset(v for v in range(self.p.count) if not self.p.preds[v])
@@ -223,7 +225,6 @@ class _Search:
         first = self.start()
         layer = {first.mask: first}
         full = (1 << self.p.count) - 1
-        self.proven = False
         while True:
             self.floor = min(self._bound(s) for s in layer.values())
             if enough is not None and self.floor >= enough:
@@ -289,7 +290,7 @@ def _topological(problem: MemoryProblem) -> list[int]:
 
 
 def exact_search(problem: MemoryProblem, upper_bound: int | None = None, max_states: int = 200_000,
-                 deadline: Deadline | None = None) -> tuple[list[int] | None, int]:
+                 deadline: Deadline | None = None, floor: int | None = None) -> tuple[list[int] | None, int]:
     """(the lowest-peak order, or None when the search creates more than `max_states` states
     or the deadline passes before it finishes, or when it proves `upper_bound` optimal; a
     proven lower bound on every order's peak: the optimum where it is known).
@@ -300,7 +301,7 @@ def exact_search(problem: MemoryProblem, upper_bound: int | None = None, max_sta
     stops, the bound is the least peak of its last whole layer (capped by `upper_bound`, which
     an order reaches), or the working-set bound where that is higher."""
     search = _Search(problem, Budget(max_states, deadline))
-    floor = working_set_bound(problem)
+    floor = working_set_bound(problem) if floor is None else floor
 
     def keep(layer: dict):
         if upper_bound is not None:  # states no completion of which reaches it (`_bound`) are pruned
@@ -312,7 +313,7 @@ def exact_search(problem: MemoryProblem, upper_bound: int | None = None, max_sta
     try:
         result = search.layers(keep, upper_bound)
     except SearchStopped:
-        reached = getattr(search, "floor", 0)
+        reached = search.floor
         if upper_bound is not None:
             reached = min(reached, upper_bound)
         return None, max(floor, reached)
@@ -447,7 +448,7 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
         searches["exact"] = "deadline"  # the heuristics used up the time: no search starts
     elif strategy in ("auto", "exact") and allocating <= limits.exact_limit:
         best_known = min(peaks.values())
-        order, bound = exact_search(problem, best_known, limits.max_states, deadline)
+        order, bound = exact_search(problem, best_known, limits.max_states, deadline, bound)
         searches["exact"] = stopped("exact", order)
         consider("exact", order)
         if order is not None:

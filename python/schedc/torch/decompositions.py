@@ -170,7 +170,7 @@ def _isfinite(x):
     return ~x.isnan() & (x.abs() != float("inf"))
 
 
-def _spread(x, stride: int, dim: int):
+def _zero_insert(x, stride: int, dim: int):
     """x with stride - 1 zeros after each entry along `dim`, trimmed after its last entry
     (the positions a strided window's outputs map to), by concatenation and a reshape."""
     import torch
@@ -220,8 +220,8 @@ def _max_pool2d_backward(grad_output, x, kernel_size, stride, padding, dilation,
             top, left = i * dh - ph, j * dw - pw
             position = (out_rows * sh + top) * width + out_cols * sw + left  # this offset's input position
             picked = torch.where(indices == position, grad_output, torch.zeros_like(grad_output))
-            placed = _place(_spread(picked, sh, picked.dim() - 2), top, height, picked.dim() - 2)
-            placed = _place(_spread(placed, sw, placed.dim() - 1), left, width, placed.dim() - 1)
+            placed = _place(_zero_insert(picked, sh, picked.dim() - 2), top, height, picked.dim() - 2)
+            placed = _place(_zero_insert(placed, sw, placed.dim() - 1), left, width, placed.dim() - 1)
             grad = placed if grad is None else grad + placed
     return grad
 
