@@ -7,7 +7,11 @@ Each factory returns (model, example_inputs): one layer per shape, each on an in
 own, so every layer is one dispatch that `schedc tune prepare` can measure alone.
 
     python bench/sweep.py import DIR [--dtypes f32,f16]   # each sweep model as DIR/NAME.DTYPE.mlir
+    python bench/sweep.py prepare TUNE_DIR MODEL.mlir... [--candidates N]   # tune prepare that also
+                                         # measures every config the fit's grid could pick
     python bench/sweep.py fit TUNE_DIR   # fit the GPU cost model on tune prepare + bench results
+    python bench/sweep.py judge TUNE_DIR # the current picks (f32 implicit GEMMs, rows-form 1x1
+                                         # convolutions) on a tune folder, e.g. a held-out one
     python bench/sweep.py cpu [DB.json]  # measure every shape on this CPU in each mode and
                                          # layout: the built-in CPU database (default path)
 """
@@ -49,6 +53,10 @@ DEPTHWISE = [(24, 100, 3, 1), (64, 60, 3, 1), (120, 40, 3, 2), (160, 30, 3, 1), 
 POOLS = [("max", 32, 120, 3, 2, 0, True), ("max", 96, 60, 3, 2, 0, False), ("max", 192, 30, 3, 2, 1, False),
          ("max", 384, 15, 3, 2, 0, True), ("max", 48, 100, 2, 2, 0, False), ("avg", 64, 40, 3, 1, 1, False),
          ("avg", 128, 28, 2, 2, 0, False)]
+# an inverted residual's expansion: a 1x1 convolution whose output a padded 3x3 depthwise one
+# reads, so IREE keeps its rows and columns as loops (M x rows x columns x K):
+# (in channels, out channels, size)
+EXPANSIONS = [(16, 96, 40), (24, 144, 20), (40, 240, 10), (64, 384, 16), (32, 128, 36), (80, 480, 8), (48, 48, 24)]
 # (M, N, K); batch matmuls (B, M, N, K)
 MATMULS = [(1, 512, 2048), (8, 1000, 512), (64, 384, 384), (128, 128, 1024), (256, 1024, 256), (32, 3072, 768),
            (100, 200, 300), (512, 64, 512), (16, 4096, 1024)]
@@ -112,6 +120,14 @@ def pools():
     return Layers(layers).eval(), inputs
 
 
+def expansions():
+    layers = [nn.Sequential(nn.Conv2d(cin, cout, 1), nn.ReLU6(), nn.Conv2d(cout, cout, 3, padding=1, groups=cout))
+              for cin, cout, _ in EXPANSIONS]
+    torch.manual_seed(0)
+    inputs = tuple(torch.randn(1, cin, size, size) for cin, _, size in EXPANSIONS)
+    return Layers(layers).eval(), inputs
+
+
 def matmuls():
     torch.manual_seed(0)
     layers = [nn.Linear(k, n) for _, n, k in MATMULS] + [BatchMatmul(b, n, k) for b, _, n, k in BATCH_MATMULS]
@@ -119,14 +135,11 @@ def matmuls():
     return Layers(layers).eval(), inputs
 
 
-SWEEP = {"convs": convs, "wide_convs": wide_convs, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
+SWEEP = {"convs": convs, "wide_convs": wide_convs, "expansions": expansions, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
 
 
-def fit(folder: str) -> None:
-    """Grid search of the cost models' constants (a fixed grid: bounded by work, so the fit is
-    the same on any machine) for the most dispatches whose estimated-best measured candidate is
-    within 1.25x of the fastest; prints the share with the current constants and the fit's."""
-    import itertools
+def _measured(folder: str) -> list:
+    """(signature, [(config, us)...]) per dispatch of a tune folder with 2+ matched configs."""
     import json
     from pathlib import Path
 
@@ -141,23 +154,168 @@ def fit(folder: str) -> None:
         measured = [(config, time_us) for _, config, time_us in matched_candidates(kernel, results.get(kernel["name"], [])) if config is not None]
         if len(measured) >= 2:
             kernels.append((sig, measured))
+    return kernels
 
+
+def _is_igemm_f32(sig) -> bool:
+    from schedc.decisions import kernel_config as kc
+
+    return sig.element_type == "f32" and kc.igemm_form(sig) is not None and bool(kc.candidate_configs(sig, 1))
+
+
+def _pick_shares(kernels, everything) -> tuple[int, int]:
+    """Of f32 implicit GEMMs: how many have the estimate's pick (over all candidates) within
+    1.25x of the fastest measured, and how many picks were not measured at all."""
+    from schedc.decisions import kernel_config as kc
+
+    good = unmeasured = 0
+    for sig, measured in kernels:
+        pick = min(everything[sig.key], key=lambda c: (kc.estimate(sig, c), c.label()))
+        times = dict(measured)
+        if pick not in times:
+            unmeasured += 1
+        elif times[pick] <= 1.25 * min(times.values()):
+            good += 1
+    return good, unmeasured
+
+
+def fit(folder: str) -> None:
+    """Grid searches of the cost models' constants (fixed grids: bounded by work, so the fit
+    is the same on any machine). The SIMT and tensor-core constants: for the most dispatches
+    whose estimated-best measured candidate is within 1.25x of the fastest. The f32 implicit
+    GEMMs' (IGEMM_GRID): for the most whose pick among all candidates is (`prepare` measured
+    every pick of the grid). Prints the share with the current constants and the fit's."""
+    import itertools
+
+    from schedc.decisions import kernel_config as kc
+
+    kernels = _measured(folder)
+    others = [k for k in kernels if not _is_igemm_f32(k[0])]
     names = ("SM_LANES", "SM_LOADS", "UNPROMOTED_READS", "SIMT_STEP_CYCLES", "SM_MMA_FMAS", "SM_STEP_CYCLES")
 
     def share(rates) -> float:
-        for name, value in zip(names, rates):
-            setattr(kc, name, value)
-        good = 0
-        for sig, measured in kernels:
-            chosen = min(measured, key=lambda m: (kc.estimate(sig, m[0]), m[0].label()))
-            good += chosen[1] <= 1.25 * min(t for _, t in measured)
-        return good / len(kernels)
+        def work():
+            good = 0
+            for sig, measured in others:
+                chosen = min(measured, key=lambda m: (kc.estimate(sig, m[0]), m[0].label()))
+                good += chosen[1] <= 1.25 * min(t for _, t in measured)
+            return good / max(len(others), 1)
+        return _with_constants(names, rates, work)
 
-    original = tuple(getattr(kc, name) for name in names)
-    grid = itertools.product((128,), (16, 32, 64), (1, 2, 4), (0, 200, 800, 3200, 12800), (256, 512, 1024, 2048), (0, 20, 80, 320, 1280))
-    best = max(grid, key=lambda rates: (share(rates), rates == original, tuple(-r for r in rates)))
-    print(f"{len(kernels)} measured dispatches; within 1.25x of the fastest: {share(original):.0%} with "
-          f"{dict(zip(names, original))}; {share(best):.0%} with {dict(zip(names, best))}")
+    if others:
+        original = tuple(getattr(kc, name) for name in names)
+        grid = itertools.product((128,), (16, 32, 64), (1, 2, 4), (0, 200, 800, 3200, 12800), (256, 512, 1024, 2048), (0, 20, 80, 320, 1280))
+        best = max(grid, key=lambda rates: (share(rates), rates == original, tuple(-r for r in rates)))
+        print(f"{len(others)} measured dispatches; within 1.25x of the fastest: {share(original):.0%} with "
+              f"{dict(zip(names, original))}; {share(best):.0%} with {dict(zip(names, best))}")
+
+    igemms = [k for k in kernels if _is_igemm_f32(k[0])]
+    if igemms:
+        everything = {sig.key: kc.candidate_configs(sig, limit=100000) for sig, _ in igemms}
+        original = tuple(getattr(kc, name) for name in IGEMM_NAMES)
+        scored = {values: _with_constants(IGEMM_NAMES, values, lambda: _pick_shares(igemms, everything))
+                  for values in itertools.product(*IGEMM_GRID)}
+        scored.setdefault(original, _pick_shares(igemms, everything))
+        best = max(scored, key=lambda v: (scored[v][0], v == original, tuple(-x for x in v)))
+        for label, values in (("current", original), ("fitted", best)):
+            good, unmeasured = scored[values]
+            print(f"f32 implicit GEMMs, {label} {dict(zip(IGEMM_NAMES, values))}: the pick within 1.25x of the fastest "
+                  f"for {good} of {len(igemms)} ({unmeasured} picks not measured)")
+
+
+def _is_rows_form(sig) -> bool:
+    """An f32 1x1 convolution whose rows and columns stay loops (kernel_config's rows form)."""
+    from schedc.decisions import kernel_config as kc
+
+    roles = kc.contraction_roles(sig)
+    return sig.element_type == "f32" and kc.igemm_form(sig) is None and roles is not None and kc._row_loop(sig, roles) is not None
+
+
+def judge(folder: str) -> None:
+    """The current estimate's picks on a tune folder: f32 implicit GEMMs, and the rows-form
+    contractions' tiles against the plain SIMT tiles they had before (`prepare` measures both)."""
+    from schedc.decisions import kernel_config as kc
+
+    kernels = _measured(folder)
+    igemms = [k for k in kernels if _is_igemm_f32(k[0])]
+    if igemms:
+        everything = {sig.key: kc.candidate_configs(sig, limit=100000) for sig, _ in igemms}
+        good, unmeasured = _pick_shares(igemms, everything)
+        print(f"f32 implicit GEMMs: the estimate's pick within 1.25x of the fastest measured for {good} of {len(igemms)} "
+              f"({unmeasured} picks not measured)")
+    rows = [k for k in kernels if _is_rows_form(k[0])]
+    if rows:
+        counts = {"rows-form tiles": [0, 0], "plain SIMT tiles": [0, 0]}
+        for sig, measured in rows:
+            times = dict(measured)
+            plain = kc._simt_candidates(sig, 100000)
+            picks = {"rows-form tiles": kc.heuristic_config(sig),
+                     "plain SIMT tiles": min(plain, key=lambda c: (kc._score(sig, c), c.label())) if plain else None}
+            for label, pick in picks.items():
+                if pick not in times:
+                    counts[label][1] += 1
+                elif times[pick] <= 1.25 * min(times.values()):
+                    counts[label][0] += 1
+        for label, (good, unmeasured) in counts.items():
+            print(f"rows-form 1x1 convolutions, {label}: the pick within 1.25x of the fastest measured for {good} of {len(rows)} "
+                  f"({unmeasured} picks not measured)")
+
+
+# The grid `fit` searches for the f32 implicit GEMMs' constants (kernel_config.IM2COL_READS,
+# IGEMM_SIZE_COST, IGEMM_N_THREAD_COST, IGEMM_WASTE_COST). `prepare` measures every config
+# one of its points would pick, so that the fit's own pick is always among the measured.
+IGEMM_NAMES = ("IM2COL_READS", "IGEMM_SIZE_COST", "IGEMM_N_THREAD_COST", "IGEMM_WASTE_COST")
+IGEMM_GRID = ((1, 2, 4, 8), (0, 0.25, 0.5), (0, 0.5, 1, 2), (0, 1, 2, 4))
+
+
+def _with_constants(names, values, work):
+    """`work()` with kernel_config's constants `names` set to `values`, then restored."""
+    from schedc.decisions import kernel_config as kc
+
+    saved = [getattr(kc, name) for name in names]
+    for name, value in zip(names, values):
+        setattr(kc, name, value)
+    try:
+        return work()
+    finally:
+        for name, value in zip(names, saved):
+            setattr(kc, name, value)
+
+
+def igemm_grid_picks(sig) -> list:
+    """The config each point of IGEMM_GRID would pick for an f32 implicit GEMM (else none)."""
+    import itertools
+
+    from schedc.decisions import kernel_config as kc
+
+    if sig.element_type != "f32" or kc.igemm_form(sig) is None:
+        return []
+    everything = kc.candidate_configs(sig, limit=100000)
+    if not everything:
+        return []
+    picks = []
+    for values in itertools.product(*IGEMM_GRID):
+        pick = _with_constants(IGEMM_NAMES, values, lambda: min(everything, key=lambda c: (kc.estimate(sig, c), c.label())))
+        if pick not in picks:
+            picks.append(pick)
+    return picks
+
+
+def prepare(folder: str, models: list[str], candidates: int) -> None:
+    """`schedc tune prepare --target=cuda` that also measures every IGEMM_GRID pick."""
+    from schedc.targets import resolve_target
+    from schedc.tune.prepare import TuneOptions, prepare as tune_prepare
+
+    from schedc.decisions import kernel_config as kc
+
+    def extra(sig):  # and the plain SIMT tiles a rows-form contraction had before
+        rows_form = sig.element_type == "f32" and kc.igemm_form(sig) is None and (roles := kc.contraction_roles(sig)) and kc._row_loop(sig, roles) is not None
+        return igemm_grid_picks(sig) + (kc._simt_candidates(sig, candidates) if rows_form else [])
+
+    manifest = tune_prepare(models, folder, TuneOptions(resolve_target("cuda"), candidates=candidates, extra=extra))
+    configs = sum(len(k["configs"]) for k in manifest["kernels"])
+    print(f"{len(manifest['kernels'])} dispatches, {configs} configs in {folder}")
+
 
 def cpu(database: str | None) -> None:
     """`schedc tune --target=llvm-cpu` over every CPU sweep shape (convs, cpu_convs, matmuls),
@@ -216,6 +374,17 @@ if __name__ == "__main__":
         import_models(args.folder, args.dtypes, args.models)
     elif len(sys.argv) == 3 and sys.argv[1] == "fit":
         fit(sys.argv[2])
+    elif len(sys.argv) == 3 and sys.argv[1] == "judge":
+        judge(sys.argv[2])
+    elif len(sys.argv) >= 4 and sys.argv[1] == "prepare":
+        import argparse
+
+        parser = argparse.ArgumentParser(prog="sweep.py prepare")
+        parser.add_argument("folder")
+        parser.add_argument("models", nargs="+")
+        parser.add_argument("--candidates", type=int, default=8)
+        args = parser.parse_args(sys.argv[2:])
+        prepare(args.folder, args.models, args.candidates)
     elif len(sys.argv) in (2, 3) and sys.argv[1] == "cpu":
         cpu(sys.argv[2] if len(sys.argv) == 3 else None)
     else:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,9 @@ class TuneOptions:
     jobs: int = 0  # parallel compiles (0: the machine's cores)
     iree_flags: tuple[str, ...] = ()
     known: frozenset[str] = frozenset()  # signature keys to skip (already in a database)
+    # More configs to measure per dispatch, after the candidates (bench/sweep.py measures the
+    # picks of every cost-model constant its fit tries, so the fit's own pick is measured).
+    extra: Callable[[KernelSignature], list[KernelConfig]] | None = None
 
 
 class Progress:
@@ -144,7 +148,7 @@ def _configs_to_measure(sig: KernelSignature, options: TuneOptions) -> list[Kern
     heuristic = heuristic_config(sig, CHIPS[options.target.name])
     if heuristic is not None:
         configs.append(heuristic)
-    for config in candidate_configs(sig, options.candidates):
+    for config in candidate_configs(sig, options.candidates) + (options.extra(sig) if options.extra else []):
         if config not in configs:
             configs.append(config)
     return configs
