@@ -20,12 +20,15 @@ from schedc.decisions.kernel_config import (
     candidate_configs,
     choose_config,
     contraction_roles,
+    forward_window_convolution,
     heuristic_config,
+    igemm_channels_last,
     igemm_form,
     partial_tiles,
     workgroup_count,
 )
 from schedc.tune.prepare import winners
+import schedc.decisions.kernel_config as kc
 
 MATMUL_MAPS = ("affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d1, d2)>", "affine_map<(d0, d1, d2) -> (d0, d1)>")
 
@@ -288,9 +291,12 @@ def conv3x3(channels: int, size: int) -> KernelSignature:
 def test_odd_sized_convolutions_get_tiles_with_a_partial_last_one(size):
     config = heuristic_config(conv3x3(64, size))
     assert config is not None and config.workgroup_size % 32 == 0
-    assert any(config.workgroup[i] and size % config.workgroup[i] for i in (2, 3))
-    # Half the SMs busy, or every output in a workgroup of 256 threads or fewer.
-    assert workgroup_count(conv3x3(64, size), config) >= min(CHIPS["cuda"].sms // 2, 64 * size * size // 256)
+    # Partial last tiles are candidates; the estimate charges their idle threads, so 13
+    # columns may as well be one tile of 13.
+    candidates = candidate_configs(conv3x3(64, size), limit=1000)
+    assert any(c.workgroup[i] and size % c.workgroup[i] for c in candidates for i in (2, 3))
+    # An eighth of the SMs busy at least, or every output in a workgroup of 512 threads or fewer.
+    assert workgroup_count(conv3x3(64, size), config) >= min(CHIPS["cuda"].sms // 8, 64 * size * size // 512)
 
 
 def torch_conv(cout: int, cin: int, size: int, window: int, stride: int = 1, dilation: int = 1, groups: int = 1,
@@ -341,6 +347,57 @@ def test_a_window_convolution_is_an_implicit_gemm_over_channels_and_window_toget
     # ... so it has no tensor-core form either: in f16 it gets SIMT tiles, as in f32.
     half = heuristic_config(dataclasses.replace(depthwise, element_type="f16"))
     assert half is not None and not half.mma and not half.igemm and half.label() == heuristic_config(depthwise).label()
+
+
+def test_a_patchify_convolution_whose_stride_is_its_window_is_an_implicit_gemm():
+    # ViT's: 16x16 patches of 3 channels. Its window (16) is longer than its output (14), as
+    # a weight gradient's is, but it strides by the whole window.
+    sig = torch_conv(192, 3, 14, 16, stride=16)
+    assert igemm_form(sig).loops == (192, 14, 14, 3 * 256)
+    assert heuristic_config(sig).igemm and heuristic_config(torch_conv(192, 3, 14, 16, stride=16, dtype="f16")).mma
+
+
+def test_a_channels_last_window_convolution_keeps_iree_s_code():
+    # ConvNeXt's downsampling: image[rows, columns, channels]; the implicit GEMM's SIMT configs
+    # gave wrong outputs there, and its tensor-core ones did not compile.
+    for dtype in ("f32", "f16"):
+        sig = torch_conv(96, 48, 28, 2, stride=2, dtype=dtype)
+        sig = dataclasses.replace(sig, indexing_maps=("affine_map<(d0, d1, d2, d3, d4, d5) -> (d1 * 2 + d4, d2 * 2 + d5, d3)>",) + sig.indexing_maps[1:],
+                                  operand_shapes=((56, 56, 48),) + sig.operand_shapes[1:])
+        assert igemm_channels_last(sig) and not igemm_channels_last(torch_conv(96, 48, 28, 2, stride=2, dtype=dtype))
+        assert candidate_configs(sig) == [] and heuristic_config(sig) is None
+
+
+def test_only_forward_window_convolutions_are_left_to_iree_without_an_implicit_gemm():
+    assert forward_window_convolution(torch_conv(64, 64, 28, 3))
+    assert not forward_window_convolution(conv1x1(32, 3136, 32))
+    grad = ("affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d1, d5 + d2, d6 + d3)>",
+            "affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0, d5, d6)>", "affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>")
+    grad = KernelSignature("g", "matmul_like", "linalg.generic", (64, 64, 3, 3, 4, 16, 16), ("parallel",) * 4 + ("reduction",) * 3,
+                           grad, ((4, 64, 18, 18), (4, 64, 16, 16), (64, 64, 3, 3)), "f32")
+    assert not forward_window_convolution(grad)  # a weight gradient's own rules stand
+
+
+def test_an_expansion_convolution_with_rows_and_columns_as_loops_tiles_its_output_channels():
+    # MobileNetV2's expansion, read by a padded depthwise convolution: IREE keeps it as
+    # (channels, rows, columns, K). Tiling only rows and columns (one channel per workgroup)
+    # ran 2-5x slower than tiling channels too (bench/sweep.py expansions, H200).
+    maps = ("affine_map<(d0, d1, d2, d3) -> (d3, d1, d2)>", "affine_map<(d0, d1, d2, d3) -> (d0, d3)>",
+            "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>")
+    sig = KernelSignature("e", "matmul_like", "linalg.generic", (576, 14, 14, 96), ("parallel",) * 3 + ("reduction",), maps,
+                          ((96, 14, 14), (576, 96), (576, 14, 14)), "f32")
+    config = heuristic_config(sig)
+    assert config.workgroup[0] >= 4 and not config.igemm and config.promote
+
+
+def test_the_implicit_gemm_estimate_charges_partial_tiles_and_results_along_n():
+    form = igemm_form(torch_conv(128, 64, 13, 3))
+
+    def config(columns, per_thread):
+        return KernelConfig((32, 1, columns, 0), (0, 0, 0, 64), (2, 1, per_thread, 0), (0, 1), igemm=True)
+
+    assert kc._igemm_factor(form, config(16, 1)) > kc._igemm_factor(form, config(13, 1))  # 3 of 16 columns idle
+    assert kc._igemm_factor(form, config(16, 2)) > kc._igemm_factor(form, config(16, 1))
 
 
 def test_an_f32_window_convolution_of_few_output_channels_keeps_iree_s_direct_code():

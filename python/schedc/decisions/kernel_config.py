@@ -428,6 +428,11 @@ def candidate_configs(sig: KernelSignature, limit: int = 12) -> list[KernelConfi
     form = igemm_form(sig)
     if form is not None:
         return _igemm_candidates(sig, form, limit)
+    if forward_window_convolution(sig):
+        # No implicit GEMM for it: IREE's own code. SIMT tiles of the direct convolution ran
+        # 4x (f32) and 128x (f16) slower than it on ViT's patchify convolution, and 1.5-6x on
+        # ResNet-18's 3x3 ones before the implicit GEMMs (H200).
+        return []
     if sig.element_type in ("f16", "bf16") and sig.kind not in POOLING_KINDS:
         mma = _mma_candidates(sig, limit)
         if mma or contraction_roles(sig) is not None:
@@ -435,6 +440,14 @@ def candidate_configs(sig: KernelSignature, limit: int = 12) -> list[KernelConfi
         # Not a contraction (a depthwise convolution sums no channels): SIMT tiles, as in f32.
     if sig.element_type not in ("f32", "f16", "bf16"):
         return []
+    roles = contraction_roles(sig)
+    if sig.element_type == "f32" and sig.kind in TILED_KINDS and roles is not None and _row_loop(sig, roles) is not None:
+        return _simt_rows_candidates(sig, sig, limit)
+    return _simt_candidates(sig, limit)
+
+
+def _simt_candidates(sig: KernelSignature, limit: int) -> list[KernelConfig]:
+    """SIMT tiles over a kernel's two inner parallel loops (see `candidate_configs`)."""
     inner, outer = _inner_parallel(sig)
     inner_range = sig.loops[inner]
     outer_range = sig.loops[outer] if outer is not None else 1
@@ -528,9 +541,9 @@ def igemm_form(sig: KernelSignature) -> KernelSignature | None:
             kinds = [sig.iterators[loop] for loop, _ in sums]
             if sorted(kinds) != ["parallel", "reduction"]:
                 return None
-            (out, _), (win, _) = sorted(sums, key=lambda term: sig.iterators[term[0]] != "parallel")
-            if sig.loops[win] > sig.loops[out]:
-                return None
+            (out, stride), (win, _) = sorted(sums, key=lambda term: sig.iterators[term[0]] != "parallel")
+            if sig.loops[win] > sig.loops[out] and stride < sig.loops[win]:
+                return None  # (a patchify convolution, stride >= window, is an implicit GEMM)
     channels = [r for r in reductions if r in plain_image and r in plain_filter]
     window = [r for r in reductions if r in summed]
     if not channels or not window or set(channels) | set(window) != set(reductions):
@@ -556,6 +569,43 @@ def igemm_form(sig: KernelSignature) -> KernelSignature | None:
         shapes.reverse()
     return replace(sig, kind="matmul_like", loops=loops, iterators=("parallel",) * k + ("reduction",),
                    indexing_maps=(*maps, affine(parallel)), operand_shapes=(*shapes, tuple(loops[:k])))
+
+
+def igemm_channels_last(sig: KernelSignature) -> bool:
+    """A window convolution whose image keeps its channels innermost (a channels-last image,
+    as ConvNeXt's downsampling layers read). IREE's implicit GEMM of one is left alone: in
+    f32 the SIMT configs of ConvNeXt's 2x2 convolutions of 48 and 96 channels gave wrong
+    outputs (relative error 1.4-1.6, K steps of 16-64 alike), and of 192 channels ran 1.5x
+    IREE's own code; in f16 IREE 3.13 did not finish compiling any tensor-core config of them
+    in 5 minutes (H200, 2026-12-03)."""
+    if igemm_form(sig) is None:
+        return False
+    for text in sig.indexing_maps[:2]:
+        terms = map_terms(text)
+        if terms and any(len(sums) > 1 for sums in terms):  # the image
+            last = terms[-1]
+            return len(last) == 1 and sig.iterators[last[0][0]] == "reduction"
+    return False
+
+
+def forward_window_convolution(sig: KernelSignature) -> bool:
+    """A forward convolution with a window that also sums channels (not depthwise, not
+    pooling, not a weight gradient, whose window terms pair an output position with a
+    reduction over output positions longer than it)."""
+    if sig.kind not in ("matmul_like", "conv") or len(sig.indexing_maps) < 3:
+        return False
+    operands = [map_terms(m) for m in sig.indexing_maps[:2]]
+    if any(terms is None for terms in operands):
+        return False
+    windows = [sums for terms in operands for sums in terms if len(sums) > 1]
+    if not windows:
+        return False
+    for sums in windows:
+        loops = {sig.iterators[loop]: loop for loop, _ in sums}
+        if set(loops) == {"parallel", "reduction"} and sig.loops[loops["reduction"]] > sig.loops[loops["parallel"]]:
+            return False  # a weight gradient's
+    plain = [{sums[0][0] for sums in terms if len(sums) == 1} for terms in operands]
+    return any(r in plain[0] and r in plain[1] for r in sig.reduction_loops)
 
 
 def _map_dims(text: str) -> set[int] | None:
@@ -676,11 +726,22 @@ def _igemm_candidates(sig: KernelSignature, form: KernelSignature, limit: int) -
     in f16/bf16; in f32, SIMT tiles of M (output channels) by N (output columns), 1-4 output
     rows, 1-4 results per thread in each, K in steps of 16-64 with both operands in shared
     memory. Ranked by the estimate of the same model as the other contractions."""
+    if igemm_channels_last(sig):
+        return []
     if sig.element_type in ("f16", "bf16"):
         return _mma_candidates(form, limit, igemm=True)
     roles = contraction_roles(form)
     if sig.element_type != "f32" or roles is None or form.loops[roles[1]] < IGEMM_MIN_CHANNELS_F32:
         return []
+    return _simt_rows_candidates(sig, form, limit, igemm=True)
+
+
+def _simt_rows_candidates(sig: KernelSignature, form: KernelSignature, limit: int, igemm: bool = False) -> list[KernelConfig]:
+    """SIMT tiles of a contraction's M (output channels) by N (output columns) with 1-4 of
+    its output rows, 1-4 results per thread in each, K in steps with both operands in shared
+    memory: an implicit GEMM's (`form`, with `igemm`), or a 1x1 convolution's whose rows and
+    columns stay loops (an expansion a padded depthwise convolution reads)."""
+    roles = contraction_roles(form)
     batch, m, n, k = roles
     row = _row_loop(form, roles)
     size_m, size_n = form.loops[m], form.loops[n]
@@ -691,14 +752,14 @@ def _igemm_candidates(sig: KernelSignature, form: KernelSignature, limit: int) -
                 for th_m in (1, 2, 4):
                     for th_n in (1, 2, 4):
                         for k_tile in k_steps(form.loops[k]):
-                            config = _igemm_simt_config(form, batch, (m, n, k), (wg_m, wg_n, k_tile), (th_m, th_n), row, rows)
+                            config = _igemm_simt_config(form, batch, (m, n, k), (wg_m, wg_n, k_tile), (th_m, th_n), row, rows, igemm)
                             if config is not None:
                                 found[config] = _score(form, config)
     ranked = sorted(found, key=lambda c: (found[c], c.label()))
     return _spread(ranked, limit)
 
 
-def _igemm_simt_config(form, batch, loops, tiles, threads, row, rows) -> KernelConfig | None:
+def _igemm_simt_config(form, batch, loops, tiles, threads, row, rows, igemm=True) -> KernelConfig | None:
     m, n, k = loops
     wg_m, wg_n, k_tile = tiles
     th_m, th_n = threads
@@ -712,7 +773,7 @@ def _igemm_simt_config(form, batch, loops, tiles, threads, row, rows) -> KernelC
     if wg_m % th_m or wg_n % th_n:
         return None
     try:
-        config = KernelConfig(tuple(workgroup), tuple(reduction), tuple(thread), (0, 1), igemm=True)
+        config = KernelConfig(tuple(workgroup), tuple(reduction), tuple(thread), (0, 1), igemm=igemm)
     except ValueError:
         return None
     if config.workgroup_size % SUBGROUP or shared_bytes(form, config) > MAX_SHARED_BYTES:
@@ -758,9 +819,15 @@ SIMT_STEP_CYCLES = 800
 # sweep's 11 f32 window convolutions (bench/sweep.py, H200, 2026-12-03: the estimate's pick
 # among the measured candidates within 1.25x of the fastest for 3 of them before, 9 after);
 # never on the held-out models.
-IM2COL_READS = 4
+IM2COL_READS = 2
 IGEMM_THREADS = 256
-IGEMM_SIZE_COST = 0.5
+IGEMM_SIZE_COST = 0.25
+# ... each result a thread computes along N (output columns) costs it one more gathered image
+# element per K step, where results along M share theirs (IGEMM_N_THREAD_COST per extra
+# result, as a factor), and a partial last tile's idle threads still take their turn
+# (IGEMM_WASTE_COST times the share of the workgroups' work that is padding).
+IGEMM_N_THREAD_COST = 0.5
+IGEMM_WASTE_COST = 4.0
 # ... and with fewer output channels than this the implicit GEMM reuses each gathered element
 # too little: the sweep's 7x7 convolution of 16 channels ran 1.95x IREE's direct code.
 IGEMM_MIN_CHANNELS_F32 = 32
@@ -787,10 +854,28 @@ def _score(sig: KernelSignature, config: KernelConfig, sms: int = 132) -> float:
         if config.reduction[i]:
             k_steps_run *= math.ceil(sig.loops[i] / config.reduction[i])
     cycles = compute + loads + per_sm * k_steps_run * SIMT_STEP_CYCLES
-    if config.igemm:  # workgroups far from IGEMM_THREADS threads ran slower (bench/sweep.py)
-        threads_off = max(threads / IGEMM_THREADS, IGEMM_THREADS / threads)
-        cycles *= 1 + IGEMM_SIZE_COST * (threads_off - 1)
+    if config.igemm:
+        cycles *= _igemm_factor(sig, config)
     return cycles
+
+
+def _igemm_factor(form: KernelSignature, config: KernelConfig) -> float:
+    """What an f32 implicit GEMM costs beyond the SIMT model (constants above, fitted by
+    `bench/sweep.py fit`): workgroups far from IGEMM_THREADS threads, results per thread
+    along N, and the padding of partial last tiles."""
+    threads = config.workgroup_size
+    threads_off = max(threads / IGEMM_THREADS, IGEMM_THREADS / threads)
+    factor = 1 + IGEMM_SIZE_COST * (threads_off - 1)
+    roles = contraction_roles(form)
+    if roles is not None:
+        factor *= 1 + IGEMM_N_THREAD_COST * (max(config.thread[roles[2]], 1) - 1)
+    useful = padded = 1
+    for i in form.parallel_loops:
+        tile = config.workgroup[i]
+        if tile:
+            useful *= form.loops[i]
+            padded *= math.ceil(form.loops[i] / tile) * tile
+    return factor * (1 + IGEMM_WASTE_COST * (1 - useful / padded))
 
 
 def _operand_tile_extent(sig: KernelSignature, config: KernelConfig) -> int:
