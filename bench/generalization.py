@@ -2,8 +2,9 @@
 
     python bench/generalization.py coverage [--models a,b] [--dtypes f32,f16]
     python bench/generalization.py prepare DIR [--models a,b] [--dtypes f32,f16]   # here
-    python bench/generalization.py run DIR [--repeats 200]                         # CUDA machine
-    python bench/generalization.py dispatches TUNE_DIR   # after schedc tune prepare + bench
+    python bench/generalization.py run DIR [--repeats 200] [--warm-jobs 4]         # CUDA machine
+    python bench/generalization.py import DIR [--models a,b] [--dtypes f32]      # MLIR for tune prepare
+    python bench/generalization.py dispatches TUNE_DIR...   # after schedc tune prepare + bench
 
 `coverage` compiles each model for cuda and prints, per model and dtype, the share of its
 contraction work (the iterations of every matmul's and convolution's root op) whose config came
@@ -11,22 +12,24 @@ from the kernel database, from schedc's heuristic, and from IREE's default, and 
 such dispatches. The held-out models' kernels are never in the database, so its column should
 read 0%.
 
-`prepare` writes, per model and dtype, the weights and the example input, and three CUDA
-modules: `iree` (IREE's own kernel configs, replayed), `schedc-streams`
-and `schedc-graphs` (schedc's default pipeline and kernel configs, stream execution and
-replay). `run`, on a machine with a CUDA GPU and iree-base-runtime (no compiler), rebuilds each
-model from bench/heldout.py with the saved weights, and times at batch 1, in one process per
-execution mode (IREE reads the CUDA mode once per process): torch eager,
-torch.compile (Inductor, default and mode="reduce-overhead"), and the three modules; each
-median of `--repeats` calls, with the host synchronised, and each module's output checked
-against eager on the same GPU. It prints a table and writes DIR/results.json.
+`prepare` compiles, per model and dtype, three CUDA modules with the weights outside them
+(a parameter archive): `iree` (IREE's own kernel configs, replayed), `schedc-streams` and
+`schedc-graphs` (schedc's default pipeline and kernel configs, stream execution and replay).
+`run`, on a machine with a CUDA GPU and iree-base-runtime (no compiler), rebuilds each model
+from bench/heldout.py (random weights), writes its weights as the modules' archive, and times
+at batch 1, in one process per execution mode (IREE reads the CUDA mode once per process):
+torch eager, torch.compile (Inductor, default and mode="reduce-overhead"), and the three
+modules; each median of `--repeats` calls, with the host synchronised. torch runs f32
+convolutions in TF32 by default; f32 references are timed that way and eager and
+reduce-overhead again with TF32 off (`RO fp32`: the arithmetic schedc's modules do), and every output is checked against eager
+in true f32 on the same GPU. It prints a table and writes DIR/results.json.
 
-`dispatches` reads a folder that `schedc tune prepare` (here, on held-out models) and
-`schedc tune bench` (on the GPU) filled, and prints per dispatch the measured time of IREE's
-own config, of the heuristic's choice and of the fastest candidate whose outputs matched, with
-the heuristic's ratio to the fastest; then the share of dispatches within 1.25x of it. Tuning
-results of held-out models are for this comparison only: they never go into the built-in
-database (`schedc tune merge` is not run on them).
+`dispatches` reads folders that `schedc tune prepare` (here, on held-out models: `import`
+writes them as MLIR) and `schedc tune bench` (on the GPU) filled, and prints per dispatch the
+measured time of IREE's own config, of the config schedc chooses now and of the fastest that
+matched; then the share of dispatches within 1.25x of it. Tuning results of held-out models are
+for this comparison only: they never go into the built-in database (`schedc tune merge` is
+not run on them).
 """
 
 from __future__ import annotations
@@ -61,14 +64,21 @@ def _selected(names: str | None, dtypes: str) -> list[tuple[str, str]]:
     return [(name, dtype) for name in chosen for dtype in dtypes.split(",")]
 
 
-def import_model(name: str, dtype: str):
+def import_model(name: str, dtype: str, params: str | None = None):
     import schedc
+
+    model, args = build_model(name, dtype)
+    return model, args, schedc.import_torch(model, *args, params=params)
+
+
+def build_model(name: str, dtype: str):
+    """The held-out model and its example inputs, in `dtype`."""
     from schedc.torch.importer import convert_precision
 
     model, args = heldout()[name]()
     if dtype != "f32":
         model, args = convert_precision(model, args, dtype)
-    return model, args, schedc.import_torch(model, *args)
+    return model, args
 
 
 def coverage_row(records: dict) -> dict:
@@ -83,8 +93,11 @@ def coverage(args) -> None:
     from schedc.options import CompileOptions
 
     print(f"{'model':<16} {'dtype':<5} {'dispatches':>10} {'database':>9} {'heuristic':>10} {'IREE':>7}")
+    import tempfile
+
     for name, dtype in _selected(args.models, args.dtypes):
-        _, _, mlir = import_model(name, dtype)
+        with tempfile.TemporaryDirectory() as scratch:
+            _, _, mlir = import_model(name, dtype, params=str(Path(scratch) / "weights.irpa"))
         result = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow"))
         row = coverage_row(result.records)
         print(f"{name:<16} {dtype:<5} {row['dispatches']:>10} {row['database']:>9.1%} {row['heuristic']:>10.1%} {row['iree']:>7.1%}")
@@ -93,8 +106,7 @@ def coverage(args) -> None:
 
 
 def prepare(args) -> None:
-    import numpy as np
-    import torch
+    import tempfile
 
     import schedc
 
@@ -102,10 +114,11 @@ def prepare(args) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     manifest = []
     for name, dtype in _selected(args.models, args.dtypes):
-        model, inputs, mlir = import_model(name, dtype)
+        # The weights stay outside the modules (`params`): `run` writes the archive of the
+        # model it rebuilds on the GPU machine, so no call carries them there.
+        with tempfile.TemporaryDirectory() as scratch:
+            _, _, mlir = import_model(name, dtype, params=str(Path(scratch) / "weights.irpa"))
         stem = f"{name}.{dtype}"
-        torch.save(model.state_dict(), folder / f"{stem}.pt")
-        np.save(folder / f"{stem}.input.npy", inputs[0].float().numpy() if inputs[0].is_floating_point() else inputs[0].numpy())
         for variant, (keywords, _) in VARIANTS.items():
             started = time.perf_counter()
             schedc.compile(mlir, target="cuda", output=str(folder / f"{stem}.{variant}.vmfb"), **keywords)
@@ -128,19 +141,14 @@ def _median_ms(call, repeats: int) -> float:
 
 
 def _load(folder: Path, name: str, dtype: str):
-    import numpy as np
-    import torch
+    """The model rebuilt here (random weights), its weights written as the modules' archive,
+    and its example input, on the GPU."""
+    import schedc
 
-    model, _ = heldout()[name]()
-    torch_dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
-    if dtype != "f32":
-        model = model.to(torch_dtype)
-    model.load_state_dict(torch.load(folder / f"{name}.{dtype}.pt"))
-    array = np.load(folder / f"{name}.{dtype}.input.npy")
-    x = torch.from_numpy(array).cuda()
-    if x.is_floating_point():
-        x = x.to(torch_dtype)
-    return model.cuda().eval(), x
+    model, args = build_model(name, dtype)
+    archive = folder / f"{name}.{dtype}.irpa"
+    schedc.save_params(model, str(archive))
+    return model.cuda().eval(), args[0].cuda(), str(archive)
 
 
 def _error(result, reference) -> float:
@@ -149,29 +157,39 @@ def _error(result, reference) -> float:
 
 
 def run_one(folder: Path, name: str, dtype: str, execution: str, repeats: int) -> dict:
-    """In a fresh process: torch's references (streams process) and the modules of `execution`."""
+    """In a fresh process: torch's references (streams process) and the modules of `execution`.
+    torch runs f32 convolutions in TF32 by default (cuDNN); the references are timed that way
+    and again in true f32 (`-fp32`), as schedc's modules compute; outputs are checked against
+    true-f32 eager."""
     import torch
 
     import schedc
 
-    model, x = _load(folder, name, dtype)
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    model, x, archive = _load(folder, name, dtype)
     rows = {}
     with torch.no_grad():
         reference = model(x)
-        if execution == "streams":
-            rows["eager"] = {"ms": _median_ms(lambda: model(x), repeats)}
-            for mode in ("default", "reduce-overhead"):
-                torch._dynamo.reset()
-                compiled = torch.compile(model, mode=None if mode == "default" else mode)
-                try:
-                    compiled(x)
-                    rows[f"inductor-{mode}"] = {"ms": _median_ms(lambda: compiled(x), repeats), "error": _error(compiled(x), reference)}
-                except Exception as e:  # a reference that fails is reported, not fatal
-                    rows[f"inductor-{mode}"] = {"failed": str(e).splitlines()[0][:200]}
+        if execution in ("streams", "warm"):
+            if execution == "warm":  # compile only, to fill Inductor's caches on disk
+                repeats = 1
+            for tf32, suffix in ((True, ""), (False, "-fp32")) if dtype == "f32" else ((False, ""),):
+                torch.backends.cudnn.allow_tf32 = tf32
+                rows[f"eager{suffix}"] = {"ms": _median_ms(lambda: model(x), repeats), "error": _error(model(x), reference)}
+                for mode in ("default", "reduce-overhead") if tf32 or dtype != "f32" else ("reduce-overhead",):
+                    torch._dynamo.reset()
+                    compiled = torch.compile(model, mode=None if mode == "default" else mode)
+                    try:
+                        compiled(x)
+                        rows[f"inductor-{mode}{suffix}"] = {"ms": _median_ms(lambda: compiled(x), repeats), "error": _error(compiled(x), reference)}
+                    except Exception as e:  # a reference that fails is reported, not fatal
+                        rows[f"inductor-{mode}{suffix}"] = {"failed": str(e).splitlines()[0][:200]}
+            torch.backends.cudnn.allow_tf32 = False
         for variant, (_, mode) in VARIANTS.items():
             if mode != execution:
                 continue
-            module = schedc.load(str(folder / f"{name}.{dtype}.{variant}.vmfb"), device="cuda", execution=mode)
+            module = schedc.load(str(folder / f"{name}.{dtype}.{variant}.vmfb"), device="cuda", execution=mode, params=archive)
             output = module.forward(x, copy=True)
             rows[variant] = {"ms": _median_ms(lambda: module.forward(x), repeats), "error": _error(output, reference)}
     return rows
@@ -181,6 +199,21 @@ def run(args) -> None:
     folder = Path(args.folder)
     manifest = json.loads((folder / "manifest.json").read_text())
     results = {}
+    if args.warm_jobs:
+        # torch.compile takes most of a run's time: compile every reference once in parallel
+        # processes first; the timed processes (one at a time) then find Inductor's code in
+        # its on-disk caches.
+        from concurrent.futures import ThreadPoolExecutor
+
+        def warm(entry):
+            command = [sys.executable, __file__, "one", str(folder), entry["model"], entry["dtype"], "warm", "1"]
+            return subprocess.run(command, capture_output=True, text=True).returncode
+
+        started = time.perf_counter()
+        with ThreadPoolExecutor(args.warm_jobs) as pool:
+            codes = list(pool.map(warm, manifest))
+        print(f"compiled torch's references in {time.perf_counter() - started:.0f} s ({codes.count(0)} of {len(codes)} processes ok)", flush=True)
+    print(f"{'model':<22} " + " ".join(f"{h:>8}" for h in HEADER) + f" {'gr/RO':>8} {'gr/ROf32':>8} {'max err':>9}")
     for entry in manifest:
         name, dtype = entry["model"], entry["dtype"]
         rows = {}
@@ -197,7 +230,8 @@ def run(args) -> None:
     print(f"wrote {folder / 'results.json'}")
 
 
-COLUMNS = ("eager", "inductor-default", "inductor-reduce-overhead", "iree", "schedc-streams", "schedc-graphs")
+COLUMNS = ("eager", "inductor-default", "inductor-reduce-overhead", "inductor-reduce-overhead-fp32", "iree", "schedc-streams", "schedc-graphs")
+HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "streams", "graphs")
 
 
 def _table_row(label: str, rows: dict) -> str:
@@ -205,55 +239,82 @@ def _table_row(label: str, rows: dict) -> str:
     for column in COLUMNS:
         row = rows.get(column, {})
         cells.append(f"{row['ms']:.3f}" if "ms" in row else "failed" if "failed" in row else "-")
-    ro = rows.get("inductor-reduce-overhead", {}).get("ms")
     graphs = rows.get("schedc-graphs", {}).get("ms")
-    ratio = f"{graphs / ro:.2f}x" if ro and graphs else "-"
-    errors = max((r.get("error", 0.0) for r in rows.values()), default=0.0)
-    return f"{label:<22} " + " ".join(f"{c:>10}" for c in cells) + f" {ratio:>8} {errors:>9.1e}"
+    ratios = []
+    for column in ("inductor-reduce-overhead", "inductor-reduce-overhead-fp32"):
+        ro = rows.get(column, {}).get("ms")
+        ratios.append(f"{graphs / ro:.2f}x" if ro and graphs else "-")
+    errors = max((r.get("error", 0.0) for k, r in rows.items() if k.startswith(("iree", "schedc"))), default=0.0)
+    return f"{label:<22} " + " ".join(f"{c:>8}" for c in cells) + " " + " ".join(f"{r:>8}" for r in ratios) + f" {errors:>9.1e}"
 
 
 def dispatches(args) -> None:
-    from schedc.decisions.kernel_config import KernelSignature
+    """Per dispatch of the tune folders (held-out models'), the measured time of IREE's own
+    config, of the config schedc chooses now (its heuristic: held-out kernels are never in the
+    database) and of the fastest measured; then the share within 1.25x of the fastest."""
+    from schedc.decisions.kernel_config import KernelSignature, choose_config
     from schedc.tune.prepare import matched_candidates
 
-    folder = Path(args.folder)
-    manifest = json.loads((folder / "manifest.json").read_text())
-    results = json.loads((folder / "results.json").read_text())["kernels"]
-    print(f"{'dispatch':<62} {'IREE us':>9} {'heur. us':>9} {'best us':>9} {'heur/best':>9}")
-    ratios = []
-    for kernel in manifest["kernels"]:
-        sig = KernelSignature.from_json(kernel["signature"])
-        times = {function: time_us for function, _, time_us in matched_candidates(kernel, results.get(kernel["name"], []))}
-        if "c0" not in times:
+    signatures, times = {}, {}
+    for folder in map(Path, args.folders):
+        manifest = json.loads((folder / "manifest.json").read_text())
+        results = json.loads((folder / "results.json").read_text())["kernels"]
+        for kernel in manifest["kernels"]:
+            sig = KernelSignature.from_json(kernel["signature"])
+            signatures[sig.key] = sig
+            for _, config, time_us in matched_candidates(kernel, results.get(kernel["name"], [])):
+                known = times.setdefault(sig.key, {})
+                known[config] = min(time_us, known.get(config, time_us))
+    print(f"{'dispatch':<50} {'IREE us':>9} {'schedc us':>9} {'best us':>9} {'ratio':>6}")
+    ratios, unmeasured = [], []
+    for key, sig in signatures.items():
+        measured = times.get(key, {})
+        if None not in measured or len(measured) < 2:
             continue
-        # prepare measures IREE's own config (c0), then the heuristic's (c1), then candidates.
-        heuristic = times.get("c1") if len(kernel["configs"]) > 1 else None
-        best = min(times.values())
-        ratio = heuristic / best if heuristic else None
-        if ratio is not None:
-            ratios.append(ratio)
-        name = sig.name.split("_dispatch_")[-1][:60]
-        print(f"{name:<62} {times['c0']:>9.2f} {heuristic or 0:>9.2f} {best:>9.2f} {ratio or 0:>9.2f}")
+        chosen = choose_config(sig, None).config
+        name = sig.name.split("_dispatch_")[-1][:50]
+        if chosen not in measured:
+            unmeasured.append(name)
+            continue
+        best = min(measured.values())
+        ratios.append(measured[chosen] / best)
+        print(f"{name:<50} {measured[None]:>9.2f} {measured[chosen]:>9.2f} {best:>9.2f} {ratios[-1]:>6.2f}")
     if ratios:
-        within = sum(r <= 1.25 for r in ratios) / len(ratios)
-        print(f"the heuristic's choice within 1.25x of the fastest measured candidate: {within:.0%} of {len(ratios)} dispatches "
-              f"(median ratio {statistics.median(ratios):.2f})")
+        within = sum(r <= 1.25 for r in ratios)
+        print(f"schedc's choice within 1.25x of the fastest measured config (IREE's included): {within} of {len(ratios)} "
+              f"dispatches ({within / len(ratios):.0%}), median ratio {statistics.median(ratios):.2f}; "
+              f"{len(unmeasured)} whose choice was not measured")
+
+
+def write_models(args) -> None:
+    """Each held-out model as torch-dialect MLIR, its weights outside it (for `schedc tune
+    prepare`: the candidates' modules need no weights)."""
+    import tempfile
+
+    folder = Path(args.folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, dtype in _selected(args.models, args.dtypes):
+        with tempfile.TemporaryDirectory() as scratch:
+            _, _, mlir = import_model(name, dtype, params=str(Path(scratch) / "weights.irpa"))
+        (folder / f"{name}.{dtype}.mlir").write_text(mlir)
+        print(f"wrote {folder / f'{name}.{dtype}.mlir'}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in ("coverage", "prepare"):
+    for command in ("coverage", "prepare", "import"):
         p = sub.add_parser(command)
-        if command == "prepare":
+        if command != "coverage":
             p.add_argument("folder")
         p.add_argument("--models", help="comma-separated, from bench/heldout.py (default: all)")
         p.add_argument("--dtypes", default="f32,f16")
     r = sub.add_parser("run")
     r.add_argument("folder")
     r.add_argument("--repeats", type=int, default=200)
+    r.add_argument("--warm-jobs", type=int, default=4, help="parallel processes compiling torch's references first (0: none)")
     d = sub.add_parser("dispatches")
-    d.add_argument("folder")
+    d.add_argument("folders", nargs="+")
     one = sub.add_parser("one")  # one process of `run`
     for name in ("folder", "name", "dtype", "execution"):
         one.add_argument(name)
@@ -265,8 +326,9 @@ def main() -> int:
         prepare(args)
     elif args.command == "dispatches":
         dispatches(args)
+    elif args.command == "import":
+        write_models(args)
     elif args.command == "run":
-        print(f"{'model':<22} " + " ".join(f"{c[:10]:>10}" for c in COLUMNS) + f" {'graphs/RO':>8} {'max error':>9}")
         run(args)
     else:
         print(json.dumps(run_one(Path(args.folder), args.name, args.dtype, args.execution, args.repeats)))
