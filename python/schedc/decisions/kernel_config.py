@@ -815,10 +815,11 @@ UNPROMOTED_READS = 4
 SIMT_STEP_CYCLES = 800
 # f32 implicit GEMMs (window convolutions): the image tile is gathered through the window
 # (im2col), at IM2COL_READS times a contiguous tile's cost, and a workgroup's time grows by
-# IGEMM_SIZE_COST per factor its thread count is off IGEMM_THREADS. Fitted on the synthetic
-# sweep's 11 f32 window convolutions (bench/sweep.py, H200, 2026-12-03: the estimate's pick
-# among the measured candidates within 1.25x of the fastest for 3 of them before, 9 after);
-# never on the held-out models.
+# IGEMM_SIZE_COST per factor its thread count is off IGEMM_THREADS. These four constants were
+# fitted on the synthetic sweep's 22 f32 window convolutions (bench/sweep.py convs and
+# wide_convs, H200, 2026-12-03, with every pick of the fit's grid measured: the pick within
+# 1.25x of the fastest for 6 of them with the previous constants, 22 after); never on the
+# held-out models, where it is 19 of 21 (6 before).
 IM2COL_READS = 2
 IGEMM_THREADS = 256
 IGEMM_SIZE_COST = 0.25
