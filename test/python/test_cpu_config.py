@@ -46,6 +46,9 @@ def test_shape_arithmetic():
     assert "winograd" in conv(k=3, stride=1).layouts() and "winograd" not in conv(k=3, stride=2).layouts()
     assert "winograd" not in conv(cin=128, cout=128).layouts()  # IREE would not hoist its filter transform
     assert matmul().layouts() == ("nchw",)
+    assert conv(kind="depthwise", k=7).layouts() == ("nchw", "nhwc") and "nhwc" not in conv().layouts()
+    assert conv(kind="depthwise", k=3).layouts() == ("nchw",)  # the transposes cost more than a 3x3 saves
+    assert conv(kind="depthwise", k=7).layouts("channels-last") == ("nchw",)
     with pytest.raises(ValueError, match="unknown op kind 'pool'"):
         OpShape("pool", "f32")
 

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from schedc.errors import SchedcError
 
-LAYOUTS = ("nchw", "im2col", "winograd")
+LAYOUTS = ("nchw", "im2col", "winograd", "nhwc")
 IREE_DEFAULT = ("plain", "nchw")
 _DATA_TILING = ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all")
 _CHANNELS_LAST = ("--iree-preprocessing-pass-pipeline=builtin.module(util.func(iree-preprocessing-convert-conv-to-channels-last))",)
@@ -121,13 +121,18 @@ class OpShape:
         windows at stride 1 into a zero output."""
         if self.kind == "matmul" or mode in CHANNELS_LAST_MODES:
             return ("nchw",)
+        if self.kind == "depthwise":
+            # NHWC between transposes (schedc.ir.cpu_ops) for windows of 5x5 and up: ConvNeXt's
+            # 7x7 ones took it from 1.50x to 0.91x torch eager; on 3x3 ones the transposes
+            # cost more than they save (RandWire 0.82x -> 1.65x IREE alone, bench/cpu.py).
+            return ("nchw", "nhwc") if self.kh * self.kw >= 25 else ("nchw",)
         # IREE's Winograd drops what the output held before (a bias broadcast into it was lost:
         # 3% off on test/python/test_cpu_end_to_end.py's net), so it takes zero outputs only;
         # and it is fast only where IREE hoists the filter transform to load time, which it
         # does for small filters only (WINOGRAD_MAX_CHANNEL_PAIRS).
         winograd = ((self.kh, self.kw, self.stride, self.dilation) == (3, 3, (1, 1), (1, 1)) and not self.accumulates
                     and self.cin * self.cout <= WINOGRAD_MAX_CHANNEL_PAIRS)
-        return LAYOUTS if winograd else tuple(layout for layout in LAYOUTS if layout != "winograd")
+        return tuple(layout for layout in LAYOUTS if layout != "nhwc" and (winograd or layout != "winograd"))
 
     def features(self) -> tuple[float, ...]:
         """Log-scale coordinates for the nearest measured shape."""
