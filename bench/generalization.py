@@ -71,6 +71,15 @@ def import_model(name: str, dtype: str, params: str | None = None):
     return model, args, schedc.import_torch(model, *args, params=params)
 
 
+def weightless_mlir(name: str, dtype: str) -> str:
+    """The held-out model as torch-dialect MLIR whose weights live in a parameter archive (one
+    written to a scratch folder and dropped: the modules need only the parameters' names)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        return import_model(name, dtype, params=str(Path(scratch) / "weights.irpa"))[2]
+
+
 def build_model(name: str, dtype: str):
     """The held-out model and its example inputs, in `dtype`."""
     from schedc.torch.importer import convert_precision
@@ -93,11 +102,8 @@ def coverage(args) -> None:
     from schedc.options import CompileOptions
 
     print(f"{'model':<16} {'dtype':<5} {'dispatches':>10} {'database':>9} {'heuristic':>10} {'IREE':>7}")
-    import tempfile
-
     for name, dtype in _selected(args.models, args.dtypes):
-        with tempfile.TemporaryDirectory() as scratch:
-            _, _, mlir = import_model(name, dtype, params=str(Path(scratch) / "weights.irpa"))
+        mlir = weightless_mlir(name, dtype)
         result = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow"))
         row = coverage_row(result.records)
         print(f"{name:<16} {dtype:<5} {row['dispatches']:>10} {row['database']:>9.1%} {row['heuristic']:>10.1%} {row['iree']:>7.1%}")
@@ -106,18 +112,15 @@ def coverage(args) -> None:
 
 
 def prepare(args) -> None:
-    import tempfile
-
     import schedc
 
     folder = Path(args.folder)
     folder.mkdir(parents=True, exist_ok=True)
     manifest = []
     for name, dtype in _selected(args.models, args.dtypes):
-        # The weights stay outside the modules (`params`): `run` writes the archive of the
-        # model it rebuilds on the GPU machine, so no call carries them there.
-        with tempfile.TemporaryDirectory() as scratch:
-            _, _, mlir = import_model(name, dtype, params=str(Path(scratch) / "weights.irpa"))
+        # The weights stay outside the modules: `run` writes the archive of the model it
+        # rebuilds on the GPU machine, so no call carries them there.
+        mlir = weightless_mlir(name, dtype)
         stem = f"{name}.{dtype}"
         for variant, (keywords, _) in VARIANTS.items():
             started = time.perf_counter()
@@ -289,13 +292,10 @@ def dispatches(args) -> None:
 def write_models(args) -> None:
     """Each held-out model as torch-dialect MLIR, its weights outside it (for `schedc tune
     prepare`: the candidates' modules need no weights)."""
-    import tempfile
-
     folder = Path(args.folder)
     folder.mkdir(parents=True, exist_ok=True)
     for name, dtype in _selected(args.models, args.dtypes):
-        with tempfile.TemporaryDirectory() as scratch:
-            _, _, mlir = import_model(name, dtype, params=str(Path(scratch) / "weights.irpa"))
+        mlir = weightless_mlir(name, dtype)
         (folder / f"{name}.{dtype}.mlir").write_text(mlir)
         print(f"wrote {folder / f'{name}.{dtype}.mlir'}")
 

@@ -223,14 +223,6 @@ def fit(folder: str) -> None:
                   f"for {good} of {len(igemms)} ({unmeasured} picks not measured)")
 
 
-def _is_rows_form(sig) -> bool:
-    """An f32 1x1 convolution whose rows and columns stay loops (kernel_config's rows form)."""
-    from schedc.decisions import kernel_config as kc
-
-    roles = kc.contraction_roles(sig)
-    return sig.element_type == "f32" and kc.igemm_form(sig) is None and roles is not None and kc._row_loop(sig, roles) is not None
-
-
 def judge(folder: str) -> None:
     """The current estimate's picks on a tune folder: f32 implicit GEMMs, and the rows-form
     contractions' tiles against the plain SIMT tiles they had before (`prepare` measures both)."""
@@ -243,7 +235,7 @@ def judge(folder: str) -> None:
         good, unmeasured = _pick_shares(igemms, everything)
         print(f"f32 implicit GEMMs: the estimate's pick within 1.25x of the fastest measured for {good} of {len(igemms)} "
               f"({unmeasured} picks not measured)")
-    rows = [k for k in kernels if _is_rows_form(k[0])]
+    rows = [k for k in kernels if kc.rows_form(k[0])]
     if rows:
         counts = {"rows-form tiles": [0, 0], "plain SIMT tiles": [0, 0]}
         for sig, measured in rows:
@@ -309,8 +301,7 @@ def prepare(folder: str, models: list[str], candidates: int) -> None:
     from schedc.decisions import kernel_config as kc
 
     def extra(sig):  # and the plain SIMT tiles a rows-form contraction had before
-        rows_form = sig.element_type == "f32" and kc.igemm_form(sig) is None and (roles := kc.contraction_roles(sig)) and kc._row_loop(sig, roles) is not None
-        return igemm_grid_picks(sig) + (kc._simt_candidates(sig, candidates) if rows_form else [])
+        return igemm_grid_picks(sig) + (kc._simt_candidates(sig, candidates) if kc.rows_form(sig) else [])
 
     manifest = tune_prepare(models, folder, TuneOptions(resolve_target("cuda"), candidates=candidates, extra=extra))
     configs = sum(len(k["configs"]) for k in manifest["kernels"])

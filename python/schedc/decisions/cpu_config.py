@@ -122,9 +122,10 @@ class OpShape:
         if self.kind == "matmul" or mode in CHANNELS_LAST_MODES:
             return ("nchw",)
         if self.kind == "depthwise":
-            # NHWC between transposes (schedc.ir.cpu_ops) for windows of 5x5 and up: ConvNeXt's
-            # 7x7 ones took it from 1.50x to 0.91x torch eager; on 3x3 ones the transposes
-            # cost more than they save (RandWire 0.82x -> 1.65x IREE alone, bench/cpu.py).
+            # NHWC between transposes (schedc.ir.cpu_ops) for windows of 5x5 and up: with its
+            # 7x7 ones in it ConvNeXt ran 0.31-0.35x IREE alone (0.48x before); on 3x3 ones the
+            # transposes cost more than they save (RandWire 0.82x -> 1.65x IREE alone;
+            # bench/cpu.py, bench/README.md "Depthwise convolutions in NHWC").
             return ("nchw", "nhwc") if self.kh * self.kw >= 25 else ("nchw",)
         # IREE's Winograd drops what the output held before (a bias broadcast into it was lost:
         # 3% off on test/python/test_cpu_end_to_end.py's net), so it takes zero outputs only;

@@ -440,10 +440,16 @@ def candidate_configs(sig: KernelSignature, limit: int = 12) -> list[KernelConfi
         # Not a contraction (a depthwise convolution sums no channels): SIMT tiles, as in f32.
     if sig.element_type not in ("f32", "f16", "bf16"):
         return []
-    roles = contraction_roles(sig)
-    if sig.element_type == "f32" and sig.kind in TILED_KINDS and roles is not None and _row_loop(sig, roles) is not None:
+    if rows_form(sig):
         return _simt_rows_candidates(sig, sig, limit)
     return _simt_candidates(sig, limit)
+
+
+def rows_form(sig: KernelSignature) -> bool:
+    """An f32 contraction whose rows and columns stay loops (channels x rows x columns x K: a
+    1x1 convolution read by a padded depthwise one), tiled as an implicit GEMM is."""
+    roles = contraction_roles(sig)
+    return sig.element_type == "f32" and sig.kind in TILED_KINDS and roles is not None and _row_loop(sig, roles) is not None
 
 
 def _simt_candidates(sig: KernelSignature, limit: int) -> list[KernelConfig]:
@@ -578,8 +584,6 @@ def igemm_channels_last(sig: KernelSignature) -> bool:
     outputs (relative error 1.4-1.6, K steps of 16-64 alike), and of 192 channels ran 1.5x
     IREE's own code; in f16 IREE 3.13 did not finish compiling any tensor-core config of them
     in 5 minutes (H200, 2026-12-03)."""
-    if igemm_form(sig) is None:
-        return False
     for text in sig.indexing_maps[:2]:
         terms = map_terms(text)
         if terms and any(len(sums) > 1 for sums in terms):  # the image

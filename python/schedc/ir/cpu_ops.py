@@ -10,7 +10,8 @@ IREE's layout rewrites are passes over whole functions: im2col
 runs) and Winograd (`iree-linalg-ext-convert-conv2d-to-winograd`) change every convolution
 they see. `rewrite_op` applies one to a single op: the op is outlined into a function of its
 own, IREE's pass runs there, and the result is inlined back in its place, the function's
-interface (NCHW in and out) unchanged. (Channels-last is a mode, not a layout: see
+interface (NCHW in and out) unchanged. The `nhwc` layout of a depthwise convolution is
+schedc's own rewrite (`_depthwise_to_nhwc`), applied the same way. (Channels-last is a mode, not a layout: see
 schedc.decisions.cpu_config.)
 """
 
@@ -213,8 +214,8 @@ func.func private @schedc_depthwise_nhwc(%x: tensor<{n}x{c}x{h}x{w}x{t}>, %k: te
 
 
 def rewrite_op(op: ir.Operation, layout: str) -> bool:
-    """Rewrites one convolution into `layout` with IREE's own pass (LAYOUT_PASSES); returns
-    whether IREE changed it (its passes skip the ops they do not handle)."""
+    """Rewrites one convolution into `layout` with IREE's own pass (LAYOUT_PASSES; `nhwc`:
+    schedc's); returns whether it changed (the passes skip the ops they do not handle)."""
     operands = list(op.operands)
     with op.context, op.location:
         outlined = ir.Module.create()
