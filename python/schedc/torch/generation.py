@@ -23,9 +23,11 @@ store_produced_value writes the updated one back.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import json
 import logging
+import math
 import warnings
 
 from schedc.errors import SchedcError
@@ -60,10 +62,31 @@ def static_step(model, max_seq: int):
                 layer.keys, layer.values = getattr(self, f"cache_keys_{i}"), getattr(self, f"cache_values_{i}")
                 layer.cumulative_length = getattr(self, f"cache_length_{i}")
                 layer.cumulative_length.copy_(positions[0])
-            logits = self.model(input_ids=ids, cache=self.cache, use_cache=True).logits
-            return torch.argmax(logits[0].index_select(0, last), dim=-1)
+            if keeps_logits:  # the LM head on the last prompt token alone, not on every padded position
+                logits = self.model(input_ids=ids, cache=self.cache, use_cache=True, logits_to_keep=last).logits[0]
+            else:
+                logits = self.model(input_ids=ids, cache=self.cache, use_cache=True).logits[0].index_select(0, last)
+            return greedy_token(logits)
 
+    keeps_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
     return Step()
+
+
+def greedy_token(logits):
+    """argmax over the vocabulary of `logits` [1, V], in two stages: the max of each chunk of
+    about sqrt(V) logits (the last padded with -inf), then the first chunk holding the largest.
+    IREE builds a one-stage argmax of a whole row as one GPU thread (50,257 logits in sequence);
+    each stage here is a row per thread over sqrt(V). Ties go to the lowest id, as in
+    torch.argmax."""
+    import torch
+
+    vocab = logits.shape[-1]
+    chunk = 1 << max(0, math.ceil(math.log2(math.sqrt(vocab))))
+    groups = -(-vocab // chunk)
+    padded = torch.nn.functional.pad(logits, (0, groups * chunk - vocab), value=float("-inf"))
+    values, within = padded.view(1, groups, chunk).max(dim=-1)
+    group = values.argmax(dim=-1, keepdim=True)
+    return (group * chunk + within.gather(-1, group)).view(1)
 
 
 def import_generation(model, seq_buckets, max_seq: int, params: str | None = None) -> str:
