@@ -38,6 +38,13 @@ def matmul(m: int, n: int, k: int, key: str = "k") -> KernelSignature:
                            ((m, k), (n, k), (m, n)), "f32", ("linalg.fill",), f"matmul_{m}x{n}x{k}_f32")
 
 
+def batch_matmul(b: int, m: int, n: int, k: int) -> KernelSignature:
+    maps = ("affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>", "affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>",
+            "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>")
+    return KernelSignature("b", "batch_matmul", "linalg.batch_matmul", (b, m, n, k), ("parallel",) * 3 + ("reduction",), maps,
+                           ((b, m, k), (b, k, n), (b, m, n)), "f32", ("linalg.fill",))
+
+
 def conv1x1(cout: int, pixels: int, cin: int) -> KernelSignature:
     maps = ("affine_map<(d0, d1, d2) -> (d2, d1)>", "affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d0, d1)>")
     return KernelSignature("c", "matmul_like", "linalg.generic", (cout, pixels, cin), ("parallel", "parallel", "reduction"), maps,
@@ -239,7 +246,7 @@ def test_k_steps_divide_the_reduction():
     assert k_steps(48) == [16]
     assert k_steps(42) == [42]  # short: one step
     assert k_steps(72) == [36, 24] and k_steps(78) == [39, 26]  # not 72 steps of 1
-    assert k_steps(67) == [1]  # a prime: nothing else divides it
+    assert k_steps(67) == [67] and k_steps(1009) == [1]  # a prime: staged whole where it is short
     for config in candidate_configs(conv1x1(48, 64, 72)):
         assert config.reduction[2] in (36, 24)
 
@@ -455,6 +462,14 @@ func.func @f(%a: tensor<4x32x64xf16>, %b: tensor<4x64x32xf16>) -> tensor<4x32x32
   %y = linalg.batch_matmul ins(%a, %b : tensor<4x32x64xf16>, tensor<4x64x32xf16>) outs(%f : tensor<4x32x32xf16>) -> tensor<4x32x32xf16>
   return %y : tensor<4x32x32xf16>
 }""",
+    "batch_matmul 3x197x64x197 f32 (attention's P @ V over ViT's 197 tokens, a prime K)": """
+func.func @f(%a: tensor<3x197x197xf32>, %b: tensor<3x197x64xf32>) -> tensor<3x197x64xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x197x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<3x197x64xf32>) -> tensor<3x197x64xf32>
+  %y = linalg.batch_matmul ins(%a, %b : tensor<3x197x197xf32>, tensor<3x197x64xf32>) outs(%f : tensor<3x197x64xf32>) -> tensor<3x197x64xf32>
+  return %y : tensor<3x197x64xf32>
+}""",
     "matmul 32x256x128 bf16 -> f32": """
 func.func @f(%a: tensor<32x128xbf16>, %b: tensor<128x256xbf16>) -> tensor<32x256xf32> {
   %z = arith.constant 0.0 : f32
@@ -488,6 +503,24 @@ def test_promoted_tiles_fit_in_shared_memory():
     sig = conv3x3(256, 55)
     for config in candidate_configs(sig, limit=200):
         assert shared_bytes(sig, config) <= MAX_SHARED_BYTES
+
+
+def test_a_scatter_gets_one_update_per_thread():
+    # The KV cache's update at one position: 768 values into 1x12x512x64 (IREE's default had
+    # every thread of a workgroup loop over the same 64 updates, 22 us on the H200).
+    sig = KernelSignature("s", "scatter", "iree_linalg_ext.scatter", (768,), ("parallel",), (), ((768,), (768, 4), (1, 12, 512, 64)), "f16")
+    config = heuristic_config(sig)
+    assert config.workgroup == (128,) and config.thread == (1,) and "TileAndFuse" in config.attribute()
+    prefill = dataclasses.replace(sig, loops=(12, 32, 64), iterators=("parallel",) * 3)
+    assert heuristic_config(prefill).workgroup == (1, 1, 64) and heuristic_config(prefill).workgroup_size == 64
+    assert heuristic_config(dataclasses.replace(sig, loops=(7,))) is None  # too few to fill a subgroup: IREE's
+
+
+def test_a_reduction_with_no_divisor_to_step_by_is_staged_whole():
+    # ViT's attention sums over 197 tokens (a prime): K steps of 1 were the only candidates.
+    config = heuristic_config(batch_matmul(3, 197, 64, 197))
+    assert config.reduction[-1] == 197 and config.promote
+    assert kc.k_steps(197) == [197] and kc.k_steps(72) == [36, 24] and kc.k_steps(1009) == [1]
 
 
 def test_the_estimate_prefers_fewer_k_steps_where_they_fit():

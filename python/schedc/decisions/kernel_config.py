@@ -33,6 +33,10 @@ TILED_KINDS = ("matmul", "batch_matmul", "matmul_like", "conv", "depthwise_conv"
 # whole plane in NCHW; the heuristic tiles rows and columns instead, as for depthwise ones.
 POOLING_KINDS = ("pooling",)
 ELEMENTWISE_KINDS = ("elementwise",)
+# A scatter (the KV cache's update at a position): IREE's default has every thread of a
+# workgroup loop over all of its 64 updates, the same ones (22 us a layer's keys on the H200,
+# for 768 values); the heuristic gives each thread one update.
+SCATTER_KINDS = ("scatter",)
 OTHER_KINDS = ("reduction", "softmax", "copy", "other")
 # Loops above this range that are not multiples of 32 (a convolution's 55x55 or 28x28 output)
 # also get tiles whose last one is partial, which IREE's TileAndFuse bounds (checked by
@@ -53,7 +57,7 @@ class KernelSignature:
     they compute the same thing; the other fields are what the heuristic and people read."""
 
     key: str
-    kind: str  # one of TILED_KINDS, POOLING_KINDS, ELEMENTWISE_KINDS, OTHER_KINDS
+    kind: str  # one of TILED_KINDS, POOLING_KINDS, ELEMENTWISE_KINDS, SCATTER_KINDS, OTHER_KINDS
     root: str  # the root op's name, e.g. linalg.matmul
     loops: tuple[int, ...]  # static loop ranges of the root op, in its loop order
     iterators: tuple[str, ...]  # "parallel" or "reduction" per loop
@@ -206,7 +210,8 @@ class KernelConfig:
             lowering = (f"convert_acc_gemm, mma_kind = #iree_gpu.mma_layout<{self.mma}>, {padding}promote_operands = {ints(self.promote)}, "
                         f"reduction = {ints(self.reduction)}, subgroup = {ints(self.subgroup)}, workgroup = {ints(self.workgroup)}")
         else:
-            lowering = f"workgroup = {ints(self.workgroup)}, reduction = {ints(self.reduction)}, thread = {ints(self.thread)}"
+            padding = f"padding = {ints(self.padding)}, " if self.padding else ""
+            lowering = f"{padding}workgroup = {ints(self.workgroup)}, reduction = {ints(self.reduction)}, thread = {ints(self.thread)}"
             if self.promote:
                 lowering += f", promote_operands = {ints(self.promote)}"
         options = ", {gpu_pipeline_options = #iree_gpu.pipeline_options<use_igemm_convolution = true>}" if self.igemm else ""
@@ -284,16 +289,22 @@ def partial_tiles(n: int) -> bool:
     return n > PARTIAL_TILE_ABOVE and n % 32 != 0
 
 
+# A reduction with no divisor to step by (ViT's 197 tokens, a prime) is staged whole up to this
+# length: a K step of 1 staged 197 one-element tiles, each behind a barrier.
+WHOLE_K_UP_TO = 256
+
+
 def k_steps(k: int) -> list[int]:
     """Reduction steps worth trying for a reduction of length k: 16, 32 and 64 where they
-    divide it, else its largest divisors up to 64 (72 channels step by 36 or 24, not by 1)."""
+    divide it, else its largest divisors up to 64 (72 channels step by 36 or 24, not by 1),
+    else the whole reduction in one step where it is short enough."""
     steps = [s for s in (16, 32, 64) if k % s == 0]
     if steps:
         return steps
     if k <= 64:
         return [k]
     divisors = [d for d in range(64, 3, -1) if k % d == 0]
-    return divisors[:2] or [1]
+    return divisors[:2] or ([k] if k <= WHOLE_K_UP_TO else [1])
 
 
 def _reduction_tiles(sig: KernelSignature, k_tile: int) -> tuple[int, ...]:
@@ -917,10 +928,26 @@ def is_matvec(sig: KernelSignature) -> bool:
     return roles is not None and 1 in (sig.loops[roles[1]], sig.loops[roles[2]])
 
 
+def scatter_config(sig: KernelSignature) -> KernelConfig | None:
+    """One update per thread: the innermost update dimension in workgroups of up to 128
+    threads, one index of each other per workgroup. None for updates too few to fill a
+    subgroup (IREE's own code stands)."""
+    if not sig.loops:
+        return None
+    inner = sig.loops[-1]
+    tile = next((t for t in (128, 64, 32) if inner % t == 0), None)
+    if tile is None:
+        return None
+    ones = (1,) * (len(sig.loops) - 1)
+    return KernelConfig((*ones, tile), (0,) * len(sig.loops), (*ones, 1), ())
+
+
 def heuristic_config(sig: KernelSignature, chip: Chip | None = None) -> KernelConfig | None:
     """The analytic choice for a kernel never tuned: the best-scored candidate for the chip's
     SM count. Only for tiled kernels (matmuls, convolutions) that start from a fill: there
     IREE's default leaves most SMs idle; elsewhere IREE's own choice is kept."""
+    if sig.kind in SCATTER_KINDS:
+        return scatter_config(sig)
     if sig.kind not in TILED_KINDS + POOLING_KINDS or sig.chained or is_matvec(sig):
         return None
     candidates = candidate_configs(sig, limit=1000)

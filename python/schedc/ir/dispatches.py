@@ -37,8 +37,9 @@ _NAMED_KINDS = {
     "linalg.batch_matmul_transpose_a": "batch_matmul",
     "linalg.batch_matmul_transpose_b": "batch_matmul",
     "linalg.softmax": "softmax",
+    "iree_linalg_ext.scatter": "scatter",
 }
-_KIND_PRIORITY = {"matmul": 0, "batch_matmul": 0, "matmul_like": 0, "conv": 0, "depthwise_conv": 0, "pooling": 1, "softmax": 1, "reduction": 1, "elementwise": 2, "copy": 3, "other": 4}
+_KIND_PRIORITY = {"matmul": 0, "batch_matmul": 0, "matmul_like": 0, "conv": 0, "depthwise_conv": 0, "pooling": 1, "softmax": 1, "reduction": 1, "scatter": 1, "elementwise": 2, "copy": 3, "other": 4}
 _FLOATS = ("f16", "bf16", "f32", "f64")
 
 
@@ -178,7 +179,12 @@ def signature(executable: Executable) -> tuple[KernelSignature, ir.Operation] | 
     kinds = [_kind(n, g) for n, g in zip(named, generic)]
     index = root_index(kinds)
     root, root_generic = named[index], generic[index]
-    if root_generic.name != "linalg.generic":
+    if kinds[index] == "scatter" and isinstance(root.operands[0].type, ir.ShapedType) and root.operands[0].type.has_static_shape:
+        # Its loops are its updates' dimensions, each one update (iree_linalg_ext.scatter's
+        # iteration domain); no indexing maps.
+        loops = tuple(root.operands[0].type.shape)
+        iterators, maps = ("parallel",) * len(loops), ()
+    elif root_generic.name != "linalg.generic":
         loops, iterators, maps = (), (), ()
     else:
         ranges = _loop_ranges(root_generic)
