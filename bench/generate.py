@@ -2,6 +2,7 @@
 
     python bench/generate.py prepare DIR [--dtype f16] [--no-tuning]   (here: imports and compiles, no GPU)
     python bench/generate.py run DIR [--dtype f16] [--graphs]          (on the GPU machine: runtime, torch, transformers)
+    python bench/generate.py profile DIR [--dtype f16]                 (on the GPU machine, with ncu: the decode step's kernels)
 
 `prepare` imports GPT-2 small's architecture (GPT2Config's defaults, 124M parameters, random
 weights from seed 0), in f32 or f16, as a generation module (prefill buckets 32, 64, 128; a 512-position
@@ -18,11 +19,16 @@ a near tie can flip a token, and the rest follows from it).
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from layers import split_by_marker
+from timing import ncu_kernel_times
 
 BUCKETS, MAX_SEQ, PROMPT, NEW = (32, 64, 128), 512, 100, 256
 
@@ -86,6 +92,78 @@ def run(folder: Path, dtype: str, execution: str) -> None:
               f"schedc/reduce-overhead {decode / ro:.3f}; its tokens equal to HF eager's: {agreement(compiled_tokens, reference)}")
 
 
+PROFILED_STEPS = 4
+
+
+def profile(folder: Path, dtype: str) -> None:
+    """The replayed decode step's kernels (Nsight Compute) against its wall time, and the same for
+    HF's decode step under reduce-overhead: what a step costs beyond its kernels. Three processes:
+    the wall times without a profiler, then each one's marked steps under ncu (HF's with profiling
+    started only around its steps: its compile and warm-up launch thousands of kernels)."""
+    walls = folder / f"decode.{dtype}.walls.json"
+    subprocess.run([sys.executable, __file__, "profiled", str(folder), "--dtype", dtype, "--who", "walls"], check=True)
+    walls = json.loads(walls.read_text())
+    print(f"{dtype} decode step, ms (median of {NEW - 1}, no profiler): {json.dumps(walls)}", flush=True)
+    for who, extra in (("schedc", []), ("reduce-overhead", ["--profile-from-start", "off"])):
+        log = folder / f"decode.{dtype}.{who}.ncu.csv"
+        command = ["ncu", "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv", *extra, "--log-file", str(log),
+                   sys.executable, __file__, "profiled", str(folder), "--dtype", dtype, "--who", who]
+        done = subprocess.run(command, check=False, capture_output=True, text=True)
+        if done.returncode:
+            ncu_log = log.read_text()[-3000:] if log.exists() else ""
+            sys.exit(f"{who}'s profiled run failed under ncu:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}\n{ncu_log}")
+        steps = split_by_marker(ncu_kernel_times(log.read_text()))
+        if len(steps) != PROFILED_STEPS:
+            sys.exit(f"ncu listed {len(steps)} marked steps of {who}, not {PROFILED_STEPS}: see {log}")
+        kernel_us = statistics.median(sum(us for _, us in step) for step in steps)
+        wall_us = walls[who] * 1e3
+        print(f"{dtype} {who}: {len(steps[0])} kernels per decode step, {kernel_us:.1f} us of kernels (median of {PROFILED_STEPS} "
+              f"steps); {wall_us:.1f} us per step (median of {NEW - 1}, no profiler); {wall_us - kernel_us:.1f} us beyond the kernels",
+              flush=True)
+        by_name: dict[str, list[float]] = {}
+        for name, us in steps[len(steps) // 2]:
+            by_name.setdefault(name[:100], []).append(us)
+        for name, times in sorted(by_name.items(), key=lambda item: -sum(item[1]))[:20]:
+            print(f"    {sum(times):8.1f} us  x{len(times):<3} {name}")
+
+
+def profiled(folder: Path, dtype: str, who: str) -> None:
+    """One process of `profile`: `walls` times full generations; `schedc` and `reduce-overhead`
+    run PROFILED_STEPS decode steps, a marker kernel before each."""
+    import schedc
+    import torch
+
+    prompt = prompt_ids()
+    walls = {}
+    if who in ("walls", "schedc"):
+        archive = folder / f"gpt2.{dtype}.seed0.irpa"
+        if not archive.exists():
+            subprocess.run([sys.executable, "-m", "schedc.tools.schedc", "params", "save", f"{__file__}:gpt2_small_lm", "--seed", "0",
+                            "--dtype", dtype, "-o", str(archive)], check=True)
+        # Under ncu, the stream module: its kernels are the replayed one's (ncu failed with a
+        # segmentation fault on IREE's graph launches on the H200 machine).
+        execution = "graphs" if who == "walls" else "streams"
+        module = schedc.load(str(folder / f"gpt2.{dtype}.{execution}.vmfb"), device="cuda", params=str(archive))
+        if who == "walls":
+            walls["schedc"] = min(timed(module.generate_iter(prompt, NEW))[2] for _ in range(3))
+            for bucket in BUCKETS:  # every bucket's replay recorded: the device memory of all of them
+                list(module.generate_iter(prompt_ids()[:bucket], 2))
+            print(f"device memory after every bucket and decode ran: {module.allocator_statistics()}", flush=True)
+        else:
+            tokens = module.generate_iter(prompt, PROFILED_STEPS + 1)
+            next(tokens)
+            for _ in range(PROFILED_STEPS):
+                torch.cuda._sleep(1000)
+                torch.cuda.synchronize()
+                next(tokens)
+            return
+    model, _ = gpt2_small_lm()
+    model = (model.half() if dtype == "f16" else model).cuda()
+    _, walls["reduce-overhead"] = hf_reduce_overhead(model, prompt, marked_steps=PROFILED_STEPS if who != "walls" else 0)
+    if who == "walls":
+        (folder / f"decode.{dtype}.walls.json").write_text(json.dumps(walls))
+
+
 def timed(tokens):
     """(tokens, first token's ms, median ms between the later ones) of a token iterator."""
     stamps, out = [time.perf_counter()], []
@@ -113,10 +191,11 @@ def hf_generate(model, prompt):
     return tokens, {"prefill": (stamps[1] - stamps[0]) * 1e3, "decode": statistics.median(gaps)}
 
 
-def hf_reduce_overhead(model, prompt):
+def hf_reduce_overhead(model, prompt, marked_steps: int = 0):
     """HF's model on its StaticCache, the decode step under torch.compile(mode="reduce-overhead")
     (CUDA graphs), called step by step as HF's own static-cache recipe does; the median ms
-    per decode step after two warm-up generations."""
+    per decode step after two warm-up generations. Then `marked_steps` more steps, each after a
+    marker kernel, for ncu."""
     import torch
     from transformers import StaticCache
 
@@ -137,6 +216,17 @@ def hf_reduce_overhead(model, prompt):
                 tokens.append(int(token))
                 stamps.append(time.perf_counter())
             result = (tokens, statistics.median((b - a) * 1e3 for a, b in zip(stamps, stamps[1:])))
+        if marked_steps:
+            torch.cuda.profiler.start()
+        for i in range(marked_steps):
+            torch.cuda._sleep(1000)
+            torch.cuda.synchronize()
+            torch.compiler.cudagraph_mark_step_begin()
+            logits = step(token, past_key_values=cache, use_cache=True, cache_position=torch.tensor([len(prompt) + i], device="cuda")).logits
+            token = logits[:, -1:].argmax(-1).clone()
+            torch.cuda.synchronize()
+        if marked_steps:
+            torch.cuda.profiler.stop()
     return result
 
 
@@ -166,15 +256,20 @@ def agreement(tokens, reference) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("step", choices=("prepare", "run"))
+    parser.add_argument("step", choices=("prepare", "run", "profile", "profiled"))
     parser.add_argument("folder")
     parser.add_argument("--dtype", default="f32", choices=("f32", "f16"))
     parser.add_argument("--no-tuning", action="store_true", help="prepare: IREE's own kernel configs")
     parser.add_argument("--graphs", action="store_true", help="run: the replayed module (a process runs one CUDA mode)")
     parser.add_argument("--reduce-overhead", action="store_true", help="run: also HF's decode step under torch.compile(mode='reduce-overhead')")
+    parser.add_argument("--who", default="walls", choices=("walls", "schedc", "reduce-overhead"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.step == "prepare":
         prepare(Path(args.folder), args.dtype, not args.no_tuning)
+    elif args.step == "profile":
+        profile(Path(args.folder), args.dtype)
+    elif args.step == "profiled":
+        profiled(Path(args.folder), args.dtype, args.who)
     else:
         run(Path(args.folder), args.dtype, "graphs" if args.graphs else "streams")
 

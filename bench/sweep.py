@@ -18,6 +18,7 @@ own, so every layer is one dispatch that `schedc tune prepare` can measure alone
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import torch
@@ -61,6 +62,10 @@ EXPANSIONS = [(16, 96, 40), (24, 144, 20), (40, 240, 10), (64, 384, 16), (32, 12
 MATMULS = [(1, 512, 2048), (8, 1000, 512), (64, 384, 384), (128, 128, 1024), (256, 1024, 256), (32, 3072, 768),
            (100, 200, 300), (512, 64, 512), (16, 4096, 1024)]
 BATCH_MATMULS = [(8, 128, 128, 64), (12, 64, 64, 64), (4, 256, 32, 256)]
+# Rows that are no multiple of 32 (token counts such as a ViT's class token plus patches), and
+# the attention products over them; none of these is a held-out model's shape.
+ODD_MATMULS = [(50, 512, 256), (145, 384, 384), (300, 1024, 256), (300, 256, 1024), (77, 768, 768), (145, 1536, 384)]
+ODD_BATCH_MATMULS = [(6, 145, 145, 64), (6, 145, 64, 145), (4, 50, 50, 64)]
 
 
 class Layers(nn.Module):
@@ -135,7 +140,43 @@ def matmuls():
     return Layers(layers).eval(), inputs
 
 
-SWEEP = {"convs": convs, "wide_convs": wide_convs, "expansions": expansions, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
+def odd_matmuls():
+    torch.manual_seed(0)
+    layers = [nn.Linear(k, n) for _, n, k in ODD_MATMULS] + [BatchMatmul(b, n, k) for b, _, n, k in ODD_BATCH_MATMULS]
+    inputs = tuple(torch.randn(m, k) for m, _, k in ODD_MATMULS) + tuple(torch.randn(b, m, k) for b, m, _, k in ODD_BATCH_MATMULS)
+    return Layers(layers).eval(), inputs
+
+
+def simt_grid(sig) -> list:
+    """Every SIMT tiling of a plain f32 matmul's M and N (workgroup 16-64 by 32-128, 1-4 results
+    per thread each way, the longest K step, operands staged): the space the estimate ranks."""
+    from schedc.decisions import kernel_config as kc
+
+    if sig.element_type != "f32" or sig.kind not in ("matmul", "batch_matmul") or kc.contraction_roles(sig) is None:
+        return []
+    k = max(kc.k_steps(max(sig.loops[i] for i in sig.reduction_loops)))
+    found = []
+    for wg_m in (16, 32, 64):
+        for wg_n in (32, 64, 128):
+            for th_m in (1, 2, 4):
+                for th_n in (1, 2, 4):
+                    config = kc.make_config(sig, wg_m, wg_n, th_m, th_n, k, True)
+                    if config is not None and config not in found:
+                        found.append(config)
+    # The same tiles with the operands padded to them (IREE's `padding`), where a tile does not
+    # divide its loop: static tiles instead of a partial last one.
+    padded = []
+    for config in found:
+        padding = tuple(t if t and sig.loops[i] % t else 0 for i, t in enumerate(w or r for w, r in zip(config.workgroup, config.reduction)))
+        if any(padding):
+            padded.append(dataclasses.replace(config, padding=tuple(w or r for w, r in zip(config.workgroup, config.reduction))))
+    return found + padded if SIMT_GRID_UNPADDED else padded
+
+
+SIMT_GRID_UNPADDED = True  # False: the padded tiles alone (a second run beside a first)
+
+
+SWEEP = {"odd_matmuls": odd_matmuls, "convs": convs, "wide_convs": wide_convs, "expansions": expansions, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
 
 
 def _measured(folder: str) -> list:
@@ -294,14 +335,15 @@ def igemm_grid_picks(sig) -> list:
 
 
 def prepare(folder: str, models: list[str], candidates: int) -> None:
-    """`schedc tune prepare --target=cuda` that also measures every IGEMM_GRID pick."""
+    """`schedc tune prepare --target=cuda` that also measures every IGEMM_GRID pick, and every
+    SIMT tiling of f32 matmuls (`simt_grid`)."""
     from schedc.targets import resolve_target
     from schedc.tune.prepare import TuneOptions, prepare as tune_prepare
 
     from schedc.decisions import kernel_config as kc
 
     def extra(sig):  # and the plain SIMT tiles a rows-form contraction had before
-        return igemm_grid_picks(sig) + (kc._simt_candidates(sig, candidates) if kc.rows_form(sig) else [])
+        return igemm_grid_picks(sig) + (kc._simt_candidates(sig, candidates) if kc.rows_form(sig) else []) + simt_grid(sig)
 
     manifest = tune_prepare(models, folder, TuneOptions(resolve_target("cuda"), candidates=candidates, extra=extra))
     configs = sum(len(k["configs"]) for k in manifest["kernels"])
