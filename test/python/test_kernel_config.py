@@ -470,6 +470,14 @@ func.func @f(%a: tensor<3x197x197xf32>, %b: tensor<3x197x64xf32>) -> tensor<3x19
   %y = linalg.batch_matmul ins(%a, %b : tensor<3x197x197xf32>, tensor<3x197x64xf32>) outs(%f : tensor<3x197x64xf32>) -> tensor<3x197x64xf32>
   return %y : tensor<3x197x64xf32>
 }""",
+    "matmul 197x768x192 f32 (rows no tile divides: padded)": """
+func.func @f(%a: tensor<197x192xf32>, %b: tensor<192x768xf32>) -> tensor<197x768xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<197x768xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<197x768xf32>) -> tensor<197x768xf32>
+  %y = linalg.matmul ins(%a, %b : tensor<197x192xf32>, tensor<192x768xf32>) outs(%f : tensor<197x768xf32>) -> tensor<197x768xf32>
+  return %y : tensor<197x768xf32>
+}""",
     "matmul 32x256x128 bf16 -> f32": """
 func.func @f(%a: tensor<32x128xbf16>, %b: tensor<128x256xbf16>) -> tensor<32x256xf32> {
   %z = arith.constant 0.0 : f32
@@ -514,6 +522,19 @@ def test_a_scatter_gets_one_update_per_thread():
     prefill = dataclasses.replace(sig, loops=(12, 32, 64), iterators=("parallel",) * 3)
     assert heuristic_config(prefill).workgroup == (1, 1, 64) and heuristic_config(prefill).workgroup_size == 64
     assert heuristic_config(dataclasses.replace(sig, loops=(7,))) is None  # too few to fill a subgroup: IREE's
+
+
+def test_f32_matmuls_a_tile_does_not_divide_are_padded_to_it():
+    # Partial tiles ran 2-9x slower than padded ones (bench/sweep.py odd_matmuls, H200).
+    config = heuristic_config(matmul(197, 768, 192))
+    assert (config.workgroup, config.thread, config.padding) == ((16, 32, 0), (2, 2, 0), (16, 32, 64))
+    assert "padding = [16, 32, 64]" in config.attribute() and config.label().endswith("padded")
+    assert kc.KernelConfig.from_json(config.to_json()) == config
+    assert candidate_configs(matmul(197, 768, 192))[0] == config
+    bmm = heuristic_config(batch_matmul(3, 197, 197, 64))  # two rows per thread: one gave wrong results
+    assert bmm.workgroup == (1, 16, 32, 0) and bmm.thread == (1, 2, 2, 0) and bmm.padding == (1, 16, 32, 64)
+    assert not heuristic_config(matmul(64, 768, 192)).padding  # divided: partial-free tiles, as before
+    assert kc.padded_simt_config(dataclasses.replace(matmul(197, 768, 192), element_type="f16")) is None
 
 
 def test_a_reduction_with_no_divisor_to_step_by_is_staged_whole():
