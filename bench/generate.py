@@ -3,6 +3,7 @@
     python bench/generate.py prepare DIR [--dtype f16] [--no-tuning]   (here: imports and compiles, no GPU)
     python bench/generate.py run DIR [--dtype f16] [--graphs]          (on the GPU machine: runtime, torch, transformers)
     python bench/generate.py profile DIR [--dtype f16]                 (on the GPU machine, with ncu: the decode step's kernels)
+    python bench/generate.py memory DIR [--dtype f16]                  (on the GPU machine: device memory after each bucket)
 
 `prepare` imports GPT-2 small's architecture (GPT2Config's defaults, 124M parameters, random
 weights from seed 0), in f32 or f16, as a generation module (prefill buckets 32, 64, 128; a 512-position
@@ -12,8 +13,9 @@ execution, and replay (--execution=graphs). `run` writes the archive there from 
 times the same with Hugging Face: `generate(do_sample=False)` with its static cache, eager.
 (HF's generate with a forward under `torch.compile(mode="reduce-overhead")` failed on the H200
 machine's torch 2.11: its CUDA graphs overwrote the static cache's length tensor.) It prints the prefill time, the decode time per
-token (median), tokens/s, the device memory, and how many greedy tokens agree with HF's (f16:
-a near tie can flip a token, and the rest follows from it).
+token (median), tokens/s, and how many greedy tokens agree with HF's (f16:
+a near tie can flip a token, and the rest follows from it). `memory` prints the replayed
+module's device memory after loading and after each bucket has run.
 """
 
 from __future__ import annotations
@@ -146,9 +148,6 @@ def profiled(folder: Path, dtype: str, who: str) -> None:
         module = schedc.load(str(folder / f"gpt2.{dtype}.{execution}.vmfb"), device="cuda", params=str(archive))
         if who == "walls":
             walls["schedc"] = min(timed(module.generate_iter(prompt, NEW))[2] for _ in range(3))
-            for bucket in BUCKETS:  # every bucket's replay recorded: the device memory of all of them
-                list(module.generate_iter(prompt_ids()[:bucket], 2))
-            print(f"device memory after every bucket and decode ran: {module.allocator_statistics()}", flush=True)
         else:
             tokens = module.generate_iter(prompt, PROFILED_STEPS + 1)
             next(tokens)
@@ -162,6 +161,32 @@ def profiled(folder: Path, dtype: str, who: str) -> None:
     _, walls["reduce-overhead"] = hf_reduce_overhead(model, prompt, marked_steps=PROFILED_STEPS if who != "walls" else 0)
     if who == "walls":
         (folder / f"decode.{dtype}.walls.json").write_text(json.dumps(walls))
+
+
+def memory(folder: Path, dtype: str) -> None:
+    """The replayed module's device memory beyond torch's context (the driver's free memory)
+    and IREE's allocator statistics: after loading (weights, cache, static buffers), then
+    after each prefill bucket and decode steps have run (a bucket's first call records its
+    graph)."""
+    import schedc
+    import torch
+
+    torch.zeros(1, device="cuda")
+    free = torch.cuda.mem_get_info()[0]
+
+    def used() -> str:
+        torch.cuda.synchronize()
+        return f"{(free - torch.cuda.mem_get_info()[0]) / 2**20:.1f} MiB"
+
+    archive = folder / f"gpt2.{dtype}.seed0.irpa"
+    if not archive.exists():
+        subprocess.run([sys.executable, "-m", "schedc.tools.schedc", "params", "save", f"{__file__}:gpt2_small_lm", "--seed", "0",
+                        "--dtype", dtype, "-o", str(archive)], check=True)
+    module = schedc.load(str(folder / f"gpt2.{dtype}.graphs.vmfb"), device="cuda", params=str(archive))
+    print(f"loaded: {used()}; {module.allocator_statistics()}", flush=True)
+    for bucket in BUCKETS:
+        list(module.generate_iter(prompt_ids()[:bucket], 3))
+        print(f"after prefill_{bucket} and decode: {used()}; {module.allocator_statistics()}", flush=True)
 
 
 def timed(tokens):
@@ -256,7 +281,7 @@ def agreement(tokens, reference) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("step", choices=("prepare", "run", "profile", "profiled"))
+    parser.add_argument("step", choices=("prepare", "run", "profile", "profiled", "memory"))
     parser.add_argument("folder")
     parser.add_argument("--dtype", default="f32", choices=("f32", "f16"))
     parser.add_argument("--no-tuning", action="store_true", help="prepare: IREE's own kernel configs")
@@ -268,6 +293,8 @@ def main() -> None:
         prepare(Path(args.folder), args.dtype, not args.no_tuning)
     elif args.step == "profile":
         profile(Path(args.folder), args.dtype)
+    elif args.step == "memory":
+        memory(Path(args.folder), args.dtype)
     elif args.step == "profiled":
         profiled(Path(args.folder), args.dtype, args.who)
     else:
