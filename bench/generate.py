@@ -68,13 +68,19 @@ def prepare(folder: Path, dtype: str, tuning: bool) -> None:
     mlir.unlink()
 
 
-def run(folder: Path, dtype: str, execution: str) -> None:
-    import schedc
-
+def seed_archive(folder: Path, dtype: str) -> Path:
+    """The modules' weights from seed 0, written on this machine the first time."""
     archive = folder / f"gpt2.{dtype}.seed0.irpa"
     if not archive.exists():
         subprocess.run([sys.executable, "-m", "schedc.tools.schedc", "params", "save", f"{__file__}:gpt2_small_lm", "--seed", "0",
                         "--dtype", dtype, "-o", str(archive)], check=True)
+    return archive
+
+
+def run(folder: Path, dtype: str, execution: str) -> None:
+    import schedc
+
+    archive = seed_archive(folder, dtype)
     prompt = prompt_ids()
     module = schedc.load(str(folder / f"gpt2.{dtype}.{execution}.vmfb"), device="cuda", params=str(archive))
     times = []
@@ -138,10 +144,7 @@ def profiled(folder: Path, dtype: str, who: str) -> None:
     prompt = prompt_ids()
     walls = {}
     if who in ("walls", "schedc"):
-        archive = folder / f"gpt2.{dtype}.seed0.irpa"
-        if not archive.exists():
-            subprocess.run([sys.executable, "-m", "schedc.tools.schedc", "params", "save", f"{__file__}:gpt2_small_lm", "--seed", "0",
-                            "--dtype", dtype, "-o", str(archive)], check=True)
+        archive = seed_archive(folder, dtype)
         # Under ncu, the stream module: its kernels are the replayed one's (ncu failed with a
         # segmentation fault on IREE's graph launches on the H200 machine).
         execution = "graphs" if who == "walls" else "streams"
@@ -178,10 +181,7 @@ def memory(folder: Path, dtype: str) -> None:
         torch.cuda.synchronize()
         return f"{(free - torch.cuda.mem_get_info()[0]) / 2**20:.1f} MiB"
 
-    archive = folder / f"gpt2.{dtype}.seed0.irpa"
-    if not archive.exists():
-        subprocess.run([sys.executable, "-m", "schedc.tools.schedc", "params", "save", f"{__file__}:gpt2_small_lm", "--seed", "0",
-                        "--dtype", dtype, "-o", str(archive)], check=True)
+    archive = seed_archive(folder, dtype)
     module = schedc.load(str(folder / f"gpt2.{dtype}.graphs.vmfb"), device="cuda", params=str(archive))
     print(f"loaded: {used()}; {module.allocator_statistics()}", flush=True)
     for bucket in BUCKETS:
