@@ -597,3 +597,24 @@ def test_an_f16_1x1_convolution_reaches_cuda_filter_first_tuned_or_not(tuning):
     assert "hal.executable.binary" in hal.output
     cpu = compile_with_options(F16_CONV1X1, CompileOptions(target="llvm-cpu", emit="flow"))
     assert "mma-operands" not in cpu.records  # CPU code is right in either order
+
+
+def test_a_scatter_whose_indices_may_repeat_keeps_iree_s_code():
+    # An accumulating index_put: one update per thread would race on a repeated index.
+    from schedc.compiler.driver import compile_with_options
+    from schedc.options import CompileOptions
+
+    text = """
+func.func @f(%upd: tensor<768xf32>, %idx: tensor<768x1xi64>, %dst: tensor<4096xf32>) -> tensor<4096xf32> {
+  %r = iree_linalg_ext.scatter dimension_map = [0] unique_indices(false) ins(%upd, %idx : tensor<768xf32>, tensor<768x1xi64>) outs(%dst : tensor<4096xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<4096xf32>
+  return %r : tensor<4096xf32>
+}"""
+    kernels = compile_with_options(text, CompileOptions(target="cuda", passes="kernel-config", emit="hal")).records["kernel-config"]["module"]["kernels"]
+    assert [(k["kind"], k["source"]) for k in kernels] == [("other", "iree")]
+    unique = compile_with_options(text.replace("unique_indices(false)", "unique_indices(true)"),
+                                  CompileOptions(target="cuda", passes="kernel-config", emit="hal")).records["kernel-config"]["module"]["kernels"]
+    assert [(k["kind"], k["source"]) for k in unique] == [("scatter", "heuristic")]

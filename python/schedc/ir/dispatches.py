@@ -177,6 +177,9 @@ def signature(executable: Executable) -> tuple[KernelSignature, ir.Operation] | 
     if len(generic) != len(named):
         return None  # generalization changed the op structure: do not guess
     kinds = [_kind(n, g) for n, g in zip(named, generic)]
+    # A scatter whose indices may repeat (an accumulating index_put) keeps IREE's own code: one
+    # update per thread would race on a repeated index.
+    kinds = [k if k != "scatter" or _unique_indices(n) else "other" for k, n in zip(kinds, named)]
     index = root_index(kinds)
     root, root_generic = named[index], generic[index]
     if kinds[index] == "scatter" and isinstance(root.operands[0].type, ir.ShapedType) and root.operands[0].type.has_static_shape:
@@ -210,6 +213,11 @@ def signature(executable: Executable) -> tuple[KernelSignature, ir.Operation] | 
                           result_type if result_type != element else "")
     del keep_alive
     return sig, root
+
+
+def _unique_indices(scatter: ir.Operation) -> bool:
+    attrs = scatter.attributes
+    return "unique_indices" in attrs and ir.BoolAttr(attrs["unique_indices"]).value
 
 
 def _init_is_loaded(generic: ir.Operation) -> bool:
