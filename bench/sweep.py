@@ -18,7 +18,6 @@ own, so every layer is one dispatch that `schedc tune prepare` can measure alone
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 
 import torch
@@ -147,9 +146,11 @@ def odd_matmuls():
     return Layers(layers).eval(), inputs
 
 
-def simt_grid(sig) -> list:
+def simt_grid(sig, padded_only: bool = False) -> list:
     """Every SIMT tiling of a plain f32 matmul's M and N (workgroup 16-64 by 32-128, 1-4 results
-    per thread each way, the longest K step, operands staged): the space the estimate ranks."""
+    per thread each way, the longest K step, operands staged), and the same tiles with the
+    operands padded to them (IREE's `padding`) where a tile does not divide its loop: the space
+    the estimate ranks. `padded_only`: the padded ones alone (a second run beside a first)."""
     from schedc.decisions import kernel_config as kc
 
     if sig.element_type != "f32" or sig.kind not in ("matmul", "batch_matmul") or kc.contraction_roles(sig) is None:
@@ -163,17 +164,8 @@ def simt_grid(sig) -> list:
                     config = kc.make_config(sig, wg_m, wg_n, th_m, th_n, k, True)
                     if config is not None and config not in found:
                         found.append(config)
-    # The same tiles with the operands padded to them (IREE's `padding`), where a tile does not
-    # divide its loop: static tiles instead of a partial last one.
-    padded = []
-    for config in found:
-        padding = tuple(t if t and sig.loops[i] % t else 0 for i, t in enumerate(w or r for w, r in zip(config.workgroup, config.reduction)))
-        if any(padding):
-            padded.append(dataclasses.replace(config, padding=tuple(w or r for w, r in zip(config.workgroup, config.reduction))))
-    return found + padded if SIMT_GRID_UNPADDED else padded
-
-
-SIMT_GRID_UNPADDED = True  # False: the padded tiles alone (a second run beside a first)
+    padded = [kc.padded_to_tiles(c) for c in found if any(n % t for n, t in zip(sig.loops, kc.padded_to_tiles(c).padding) if t)]
+    return padded if padded_only else found + padded
 
 
 SWEEP = {"odd_matmuls": odd_matmuls, "convs": convs, "wide_convs": wide_convs, "expansions": expansions, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
@@ -334,7 +326,7 @@ def igemm_grid_picks(sig) -> list:
     return picks
 
 
-def prepare(folder: str, models: list[str], candidates: int) -> None:
+def prepare(folder: str, models: list[str], candidates: int, padded_only: bool = False) -> None:
     """`schedc tune prepare --target=cuda` that also measures every IGEMM_GRID pick, and every
     SIMT tiling of f32 matmuls (`simt_grid`)."""
     from schedc.targets import resolve_target
@@ -343,7 +335,7 @@ def prepare(folder: str, models: list[str], candidates: int) -> None:
     from schedc.decisions import kernel_config as kc
 
     def extra(sig):  # and the plain SIMT tiles a rows-form contraction had before
-        return igemm_grid_picks(sig) + (kc._simt_candidates(sig, candidates) if kc.rows_form(sig) else []) + simt_grid(sig)
+        return igemm_grid_picks(sig) + (kc._simt_candidates(sig, candidates) if kc.rows_form(sig) else []) + simt_grid(sig, padded_only)
 
     manifest = tune_prepare(models, folder, TuneOptions(resolve_target("cuda"), candidates=candidates, extra=extra))
     configs = sum(len(k["configs"]) for k in manifest["kernels"])
@@ -416,8 +408,9 @@ if __name__ == "__main__":
         parser.add_argument("folder")
         parser.add_argument("models", nargs="+")
         parser.add_argument("--candidates", type=int, default=8)
+        parser.add_argument("--padded-only", action="store_true", help="f32 matmuls: the padded SIMT tilings alone")
         args = parser.parse_args(sys.argv[2:])
-        prepare(args.folder, args.models, args.candidates)
+        prepare(args.folder, args.models, args.candidates, args.padded_only)
     elif len(sys.argv) in (2, 3) and sys.argv[1] == "cpu":
         cpu(sys.argv[2] if len(sys.argv) == 3 else None)
     else:

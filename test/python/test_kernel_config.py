@@ -489,14 +489,20 @@ func.func @f(%a: tensor<32x128xbf16>, %b: tensor<128x256xbf16>) -> tensor<32x256
 }
 
 
-@pytest.mark.parametrize("name", sorted(_CLASSES))
-def test_each_class_gets_a_heuristic_config_that_iree_compiles_for_cuda(name):
+def _compile_for_cuda(text: str):
+    """kernel-config alone, then IREE to the HAL phase for cuda: (the HAL-phase IR, the
+    kernel-config records of each dispatch)."""
     from schedc.compiler.driver import compile_with_options
     from schedc.options import CompileOptions
 
-    result = compile_with_options(_CLASSES[name], CompileOptions(target="cuda", passes="kernel-config", emit="hal"))
-    assert "hal.executable.binary" in result.output
-    kernels = result.records["kernel-config"]["module"]["kernels"]
+    result = compile_with_options(text, CompileOptions(target="cuda", passes="kernel-config", emit="hal"))
+    return result.output, result.records["kernel-config"]["module"]["kernels"]
+
+
+@pytest.mark.parametrize("name", sorted(_CLASSES))
+def test_each_class_gets_a_heuristic_config_that_iree_compiles_for_cuda(name):
+    output, kernels = _compile_for_cuda(_CLASSES[name])
+    assert "hal.executable.binary" in output
     assert [k["source"] for k in kernels] == ["heuristic"], kernels
 
 
@@ -601,9 +607,6 @@ def test_an_f16_1x1_convolution_reaches_cuda_filter_first_tuned_or_not(tuning):
 
 def test_a_scatter_whose_indices_may_repeat_keeps_iree_s_code():
     # An accumulating index_put: one update per thread would race on a repeated index.
-    from schedc.compiler.driver import compile_with_options
-    from schedc.options import CompileOptions
-
     text = """
 func.func @f(%upd: tensor<768xf32>, %idx: tensor<768x1xi64>, %dst: tensor<4096xf32>) -> tensor<4096xf32> {
   %r = iree_linalg_ext.scatter dimension_map = [0] unique_indices(false) ins(%upd, %idx : tensor<768xf32>, tensor<768x1xi64>) outs(%dst : tensor<4096xf32>) {
@@ -613,8 +616,7 @@ func.func @f(%upd: tensor<768xf32>, %idx: tensor<768x1xi64>, %dst: tensor<4096xf
   } -> tensor<4096xf32>
   return %r : tensor<4096xf32>
 }"""
-    kernels = compile_with_options(text, CompileOptions(target="cuda", passes="kernel-config", emit="hal")).records["kernel-config"]["module"]["kernels"]
+    _, kernels = _compile_for_cuda(text)
     assert [(k["kind"], k["source"]) for k in kernels] == [("other", "iree")]
-    unique = compile_with_options(text.replace("unique_indices(false)", "unique_indices(true)"),
-                                  CompileOptions(target="cuda", passes="kernel-config", emit="hal")).records["kernel-config"]["module"]["kernels"]
+    _, unique = _compile_for_cuda(text.replace("unique_indices(false)", "unique_indices(true)"))
     assert [(k["kind"], k["source"]) for k in unique] == [("scatter", "heuristic")]

@@ -974,12 +974,16 @@ def padded_simt_config(sig: KernelSignature) -> KernelConfig | None:
     for i in batch:
         workgroup[i], thread[i] = 1, 1
     (workgroup[m], workgroup[n]), (thread[m], thread[n]) = PADDED_TILE, PADDED_THREAD
-    k_tile = max(k_steps(sig.loops[k]))
     reduction = [0] * len(sig.loops)
-    reduction[k] = k_tile
-    padding = tuple(w or r for w, r in zip(workgroup, reduction))
-    config = KernelConfig(tuple(workgroup), tuple(reduction), tuple(thread), _promotable(sig), padding=padding)
+    reduction[k] = max(k_steps(sig.loops[k]))
+    config = padded_to_tiles(KernelConfig(tuple(workgroup), tuple(reduction), tuple(thread), _promotable(sig)))
     return config if shared_bytes(sig, config) <= MAX_SHARED_BYTES else None
+
+
+def padded_to_tiles(config: KernelConfig) -> KernelConfig:
+    """A SIMT config with every loop padded to its tile (its workgroup tile, else its
+    reduction step): static tiles where one does not divide its loop."""
+    return replace(config, padding=tuple(w or r for w, r in zip(config.workgroup, config.reduction)))
 
 
 def heuristic_config(sig: KernelSignature, chip: Chip | None = None) -> KernelConfig | None:

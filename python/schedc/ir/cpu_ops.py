@@ -173,6 +173,13 @@ def _rewrite_function(module: ir.Module, function: func.FuncOp, op_name: str, la
     return op_name not in [o.name for o in function.regions[0].blocks[0].operations]
 
 
+def _append_functions(module: ir.Module, text: str, context: ir.Context) -> None:
+    """Parses `text` and moves its functions into `module` (the caller's passes inline them)."""
+    parsed = ir.Module.parse(text, context)  # kept alive while its ops move
+    for op in list(parsed.body.operations):
+        module.body.append(op)
+
+
 def _bias_after(module: ir.Module, function: func.FuncOp, op_name: str) -> None:
     """`function`'s convolution accumulating into a zero fill, its initial value (a broadcast
     bias) added after it (by a call the caller's passes inline). With the bias as the initial
@@ -198,9 +205,7 @@ func.func private @schedc_bias_after(%y: {t}, %b: {t}) -> {t} {{
   }} -> {t}
   return %r : {t}
 }}"""
-    parsed = ir.Module.parse(helper, conv.context)  # kept alive while its ops move
-    for op in list(parsed.body.operations):
-        module.body.append(op)
+    _append_functions(module, helper, conv.context)
     init = conv.operands[-1]
     with ir.InsertionPoint(conv), conv.location:
         zero = arith.ConstantOp(kind.element_type, 0.0).result
@@ -245,9 +250,7 @@ func.func private @schedc_depthwise_nhwc(%x: tensor<{n}x{c}x{h}x{w}x{t}>, %k: te
   %r = linalg.transpose ins(%yb : tensor<{n}x{oh}x{ow}x{c}x{t}>) outs(%re : tensor<{n}x{c}x{oh}x{ow}x{t}>) permutation = [0, 3, 1, 2]
   return %r : tensor<{n}x{c}x{oh}x{ow}x{t}>
 }}"""
-    parsed = ir.Module.parse(helper, conv.context)
-    for op in list(parsed.body.operations):
-        module.body.append(op)
+    _append_functions(module, helper, conv.context)
     with ir.InsertionPoint(conv), conv.location:
         call = func.CallOp([out], ir.FlatSymbolRefAttr.get("schedc_depthwise_nhwc"), list(conv.operands))
     conv.results[0].replace_all_uses_with(call.results[0])

@@ -42,6 +42,8 @@ def static_step(model, max_seq: int):
     import torch
     from transformers.cache_utils import StaticCache
 
+    keeps_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
+
     class Step(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -68,7 +70,6 @@ def static_step(model, max_seq: int):
                 logits = self.model(input_ids=ids, cache=self.cache, use_cache=True).logits[0].index_select(0, last)
             return greedy_token(logits)
 
-    keeps_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
     return Step()
 
 
