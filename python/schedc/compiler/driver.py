@@ -31,7 +31,7 @@ from pathlib import Path
 from schedc.errors import CompileError, SchedcError
 from schedc.ir.iree import exported_functions, function_name, module_string_attribute, user_function_name, named_parameters, packs, serialize_initializers, set_reflection, transient_allocations
 from schedc.compiler.iree_tools import run_iree_tool
-from schedc.ir.mlirio import BYTECODE_MAGIC, check_input_file, module_text, printable, read_module
+from schedc.ir.mlirio import BYTECODE_MAGIC, check_input_file, printable, read_without_resources, write_with_resources
 from schedc.outputs import StagedOutputs, check_distinct, check_output_path
 from schedc.compiler.phases import phase as named_phase
 from schedc.compiler.phases import END, IREE_PHASES, PHASES, CompileStep, Point, end_of, point_of, steps_between
@@ -395,7 +395,7 @@ class _Steps:
                     run_iree_tool("iree-opt", [str(self.current), *self.opt_flags, f"--pass-pipeline={step.pipeline}", "-o", str(output)],
                                   what=f"IREE's {step.reached.iree_phase} phase ({', '.join(step.passes)})")
                 if output.suffix == ".mlir":
-                    output.write_text(printable(output.read_text()))
+                    _make_printable(output)
             self.current, self.point = output, step.reached
             self.files[step.reached] = output
 
@@ -451,11 +451,11 @@ def _batch_buckets(steps: "_Steps", target_flags, buckets) -> Path:
     # other input (linalg) only once the ABI phase has wrapped its functions.
     with steps.timer.phase("IREE's input and ABI phases"):
         run_iree_tool("iree-compile", [str(source), *target_flags, "--compile-to=abi", "-o", str(lowered)], what="IREE's input and ABI phases")
-    module = read_module(lowered)
+    module, resources = read_without_resources(lowered)
     with steps.timer.phase("schedc: batch buckets"):
         specialize_buckets(module, buckets, str(source))
     specialized = steps.next_file("batch-buckets")
-    specialized.write_text(module_text(module))
+    write_with_resources(module, resources, specialized)
     return specialized
 
 
@@ -481,7 +481,7 @@ def _mark_module(source: Path, destination: Path, execution: str) -> None:
     element type and shape), which the runtime checks an archive against before loading."""
     from schedc.runtime.parameters import ParameterSpec, layout_text
 
-    module = read_module(source)
+    module, resources = read_without_resources(source)
     needed = [ParameterSpec(p.scope, p.key, p.element, p.shape) for p in named_parameters(module)]
     generation = module_string_attribute(module, abi.GENERATION)
     signatures = json.loads(module_string_attribute(module, abi.SIGNATURE) or "{}")
@@ -502,7 +502,15 @@ def _mark_module(source: Path, destination: Path, execution: str) -> None:
         # They run once, so one at a time: IREE combines the initializers into a new one later,
         # which finds its partitioning on the module; every function keeps its own.
         serialize_initializers(module)
-    destination.write_text(module_text(module))
+    write_with_resources(module, resources, destination)
+
+
+def _make_printable(path: Path) -> None:
+    """Rewrites an IR file IREE wrote where IREE could not parse it back (`printable`)."""
+    text = path.read_text()
+    fixed = printable(text)
+    if fixed != text:
+        path.write_text(fixed)
 
 
 def _file_contains(f, needle) -> bool:
@@ -527,12 +535,13 @@ def _run_schedc_passes(source: Path, destination: Path, invocations, context, in
         label = source.stem.split("-", 1)[-1]
         return f"{input_name}: in IREE's {_IR_NAMES.get(label, label)} IR: "
 
-    module = read_module(source)
+    # No schedc pass reads a weight's bytes: the module is parsed and printed without them.
+    module, resources = read_without_resources(source)
     try:
         run_pipeline(module, invocations, REGISTRY, context, where)
     except PipelineError as e:
         raise PipelineError(f"{e}\nthe IR schedc was given is kept in {source}") from None
-    destination.write_text(module_text(module))
+    write_with_resources(module, resources, destination)
 
 
 def _report(steps: _Steps, flow: Path, stream: Path, options: CompileOptions, pipeline: str, records: dict) -> dict:
@@ -558,8 +567,8 @@ def _report(steps: _Steps, flow: Path, stream: Path, options: CompileOptions, pi
         "arch": options.resolved_target.arch,
         "pipeline": pipeline if options.schedc_passes else "",
     }
-    allocations = [transient_allocations(read_module(path)) for path in (stream, baseline)]
-    return build_report(records, *allocations, meta, iree_arenas(packs(read_module(allocation))))
+    allocations = [transient_allocations(read_without_resources(path)[0]) for path in (stream, baseline)]
+    return build_report(records, *allocations, meta, iree_arenas(packs(read_without_resources(allocation)[0])))
 
 
 def _stage_input(source, work: Path, dump: bool) -> Path:
