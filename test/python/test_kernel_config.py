@@ -490,12 +490,13 @@ func.func @f(%a: tensor<32x128xbf16>, %b: tensor<128x256xbf16>) -> tensor<32x256
 
 
 def _compile_for_cuda(text: str):
-    """kernel-config alone, then IREE to the HAL phase for cuda: (the HAL-phase IR, the
-    kernel-config records of each dispatch)."""
+    """kernel-config alone (split-k, which would split the deep convolution, told to leave
+    every op whole: test_split_k.py has the split one), then IREE to the HAL phase for cuda:
+    (the HAL-phase IR, the kernel-config records of each dispatch)."""
     from schedc.compiler.driver import compile_with_options
     from schedc.options import CompileOptions
 
-    result = compile_with_options(text, CompileOptions(target="cuda", passes="kernel-config", emit="hal"))
+    result = compile_with_options(text, CompileOptions(target="cuda", passes="split-k{parts=1},kernel-config", emit="hal"))
     return result.output, result.records["kernel-config"]["module"]["kernels"]
 
 

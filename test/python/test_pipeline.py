@@ -73,6 +73,7 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
     assert {name: info.phase for name, info in REGISTRY.items()} == {
         "print-kernel-graph": "flow",
         "cpu-config": "input",
+        "split-k": "input",
         "split-concat": "preprocessing",
         "mma-operands": "flow",
         "kernel-config": "flow",
@@ -87,5 +88,5 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
     with pytest.raises(PipelineError) as info:
         parse_pipeline("nope", REGISTRY)
     assert str(info.value) == (
-        "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, mma-operands, overlap-fills, print-kernel-graph, remat, split-concat, static-replay, stream-schedule, stream-waves"
+        "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, mma-operands, overlap-fills, print-kernel-graph, remat, split-concat, split-k, static-replay, stream-schedule, stream-waves"
     )

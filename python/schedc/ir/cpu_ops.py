@@ -24,6 +24,7 @@ from iree.compiler.dialects import arith, func, linalg, tensor
 
 from schedc.decisions.cpu_config import OpShape
 from schedc.ir.iree import element_bits, function_ops, ops_named
+from schedc.ir.rewrite import append_functions, inline_in_place
 
 CONVOLUTIONS = ("linalg.conv_2d_nchw_fchw", "linalg.depthwise_conv_2d_nchw_chw")
 MATMULS = ("linalg.matmul", "linalg.batch_matmul")
@@ -173,13 +174,6 @@ def _rewrite_function(module: ir.Module, function: func.FuncOp, op_name: str, la
     return op_name not in [o.name for o in function.regions[0].blocks[0].operations]
 
 
-def _append_functions(module: ir.Module, text: str, context: ir.Context) -> None:
-    """Parses `text` and moves its functions into `module` (the caller's passes inline them)."""
-    parsed = ir.Module.parse(text, context)  # kept alive while its ops move
-    for op in list(parsed.body.operations):
-        module.body.append(op)
-
-
 def _bias_after(module: ir.Module, function: func.FuncOp, op_name: str) -> None:
     """`function`'s convolution accumulating into a zero fill, its initial value (a broadcast
     bias) added after it (by a call the caller's passes inline). With the bias as the initial
@@ -205,7 +199,7 @@ func.func private @schedc_bias_after(%y: {t}, %b: {t}) -> {t} {{
   }} -> {t}
   return %r : {t}
 }}"""
-    _append_functions(module, helper, conv.context)
+    append_functions(module, helper, conv.context)
     init = conv.operands[-1]
     with ir.InsertionPoint(conv), conv.location:
         zero = arith.ConstantOp(kind.element_type, 0.0).result
@@ -250,7 +244,7 @@ func.func private @schedc_depthwise_nhwc(%x: tensor<{n}x{c}x{h}x{w}x{t}>, %k: te
   %r = linalg.transpose ins(%yb : tensor<{n}x{oh}x{ow}x{c}x{t}>) outs(%re : tensor<{n}x{c}x{oh}x{ow}x{t}>) permutation = [0, 3, 1, 2]
   return %r : tensor<{n}x{c}x{oh}x{ow}x{t}>
 }}"""
-    _append_functions(module, helper, conv.context)
+    append_functions(module, helper, conv.context)
     with ir.InsertionPoint(conv), conv.location:
         call = func.CallOp([out], ir.FlatSymbolRefAttr.get("schedc_depthwise_nhwc"), list(conv.operands))
     conv.results[0].replace_all_uses_with(call.results[0])
@@ -262,32 +256,12 @@ def rewrite_op(op: ir.Operation, layout: str) -> bool:
     """Rewrites one convolution into `layout` with IREE's own pass (LAYOUT_PASSES; `nhwc`:
     schedc's); returns whether it changed (the passes skip the ops they do not handle). An
     im2col convolution's initial value other than zero is added after it (`_bias_after`)."""
-    operands = list(op.operands)
     with op.context, op.location:
         outlined = ir.Module.create()
         function = _outline(op, outlined, "outlined")
         if not _rewrite_function(outlined, function, op.name, layout, biased=not _zero_fill(op.operands[-1])):
             return False
-        body = list(function.regions[0].blocks[0].operations)
-        # Inline: clone each op before the original, its operands mapped from the outlined
-        # function's arguments and earlier clones to the original's values.
-        mapped: list[tuple[ir.Value, ir.Value]] = list(zip(function.regions[0].blocks[0].arguments, operands))
-
-        def lookup(value: ir.Value) -> ir.Value:
-            for old, new in mapped:
-                if old == value:
-                    return new
-            raise AssertionError("an outlined op uses a value from outside its function")
-
-        with ir.InsertionPoint(op):
-            for inner in body[:-1]:
-                clone = inner.clone()
-                for i, operand in enumerate(inner.operands):
-                    clone.operands[i] = lookup(operand)
-                mapped += list(zip(inner.results, clone.results))
-        for result, returned in zip(op.results, body[-1].operands):
-            result.replace_all_uses_with(lookup(returned))
-        op.erase()
+        inline_in_place(op, function)
     return True
 
 

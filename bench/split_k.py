@@ -1,0 +1,245 @@
+"""Split-K on the GPU: deep convolutions with few outputs, their reduction in 1-16 parts.
+
+    python bench/split_k.py prepare DIR    # here: each shape compiled for cuda once per part count
+    python bench/split_k.py run DIR        # on the GPU machine, under Nsight Compute
+    python bench/split_k.py fit DIR        # here: the rule's constants from the FIT shapes, judged on HELDOUT
+    python bench/split_k.py table DIR      # the table again, with the rule's current picks
+
+Each shape is a layer, Conv2d (bias on) + ReLU, at batch 1. FIT is synthetic (channel counts
+and sizes no held-out model has); HELDOUT is ResNet-18's 3x3 convolutions (bench/heldout.py's
+hf_resnet18), never fitted on. `prepare` compiles every shape with the split-k pass forced to
+each part count its channels allow (`split-k{parts=P}`; 1: not split), weights outside the
+module. `run` rebuilds the same layers from their seeds, checks each module's output against
+torch's (TF32 off), and times each once under ncu (`--clock-control none`,
+gpu__time_duration, the sum of a run's kernels; a `torch.cuda._sleep` marker before each):
+torch's cuDNN kernels with TF32 off and, for f32, on (torch's default for convolutions, what
+reduce-overhead runs). `fit` takes the rule's constants (schedc.decisions.split_k) that make
+its picks on FIT closest to the fastest part count, then prints HELDOUT's picks with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from layers import MARKER, reinit, seed_of, split_by_marker  # noqa: E402
+from timing import ncu_kernel_times  # noqa: E402
+
+# (input channels, output channels, output size, window, stride)
+FIT = [
+    (96, 96, 24, 3, 1), (160, 160, 20, 3, 1), (192, 192, 12, 3, 1), (192, 192, 24, 3, 1),
+    (320, 320, 10, 3, 1), (384, 384, 6, 3, 1), (384, 384, 12, 3, 1), (448, 448, 8, 3, 1),
+    (640, 640, 5, 3, 1), (768, 768, 6, 3, 1), (768, 768, 3, 3, 1), (192, 192, 12, 5, 1),
+    (96, 192, 24, 3, 2), (192, 384, 12, 3, 2), (384, 768, 6, 3, 2), (320, 640, 5, 3, 2),
+]
+HELDOUT = [  # hf_resnet18's 3x3 convolutions
+    (64, 64, 56, 3, 1), (128, 128, 28, 3, 1), (256, 256, 14, 3, 1), (512, 512, 7, 3, 1),
+    (64, 128, 28, 3, 2), (128, 256, 14, 3, 2), (256, 512, 7, 3, 2),
+]
+PARTS = (1, 2, 4, 8, 16)
+DTYPES = ("f16", "f32")
+
+
+def _name(shape, dtype) -> str:
+    cin, cout, size, k, s = shape
+    return f"c{cin}-{cout}.o{size}.k{k}s{s}.{dtype}"
+
+
+def _layer(shape, dtype):
+    """The layer and its input, weights from the shape's seed."""
+    import torch
+
+    cin, cout, size, k, s = shape
+    layer = torch.nn.Sequential(torch.nn.Conv2d(cin, cout, k, stride=s, padding=k // 2), torch.nn.ReLU())
+    reinit(layer, seed_of(_name(shape, dtype)))
+    generator = torch.Generator().manual_seed(seed_of(_name(shape, dtype) + ".x"))
+    x = torch.randn(1, cin, size * s, size * s, generator=generator)
+    dt = {"f16": torch.float16, "f32": torch.float32}[dtype]
+    return layer.to(dt).eval(), x.to(dt)
+
+
+def _shape_data(shape, dtype):
+    from schedc.decisions.cpu_config import OpShape
+
+    cin, cout, size, k, s = shape
+    pad = k // 2
+    return OpShape("conv", dtype, cin=cin, cout=cout, h=size * s + 2 * pad, w=size * s + 2 * pad, kh=k, kw=k, stride=(s, s))
+
+
+def _parts(shape, dtype) -> list[int]:
+    from schedc.decisions.split_k import can_split
+
+    return [p for p in PARTS if p == 1 or can_split(_shape_data(shape, dtype), p)]
+
+
+def prepare(args) -> None:
+    import schedc
+
+    folder = Path(args.folder)
+    (folder / "modules").mkdir(parents=True, exist_ok=True)
+    manifest = []
+    for suite, shapes in (("fit", FIT), ("heldout", HELDOUT)):
+        for shape, dtype in itertools.product(shapes, DTYPES):
+            name = _name(shape, dtype)
+            layer, x = _layer(shape, dtype)
+            archive = folder / "modules" / f"{name}.irpa"  # written by the import, not kept: run writes its own
+            mlir = schedc.import_torch(layer, x, params=str(archive))
+            archive.unlink(missing_ok=True)
+            parts = _parts(shape, dtype)
+            for p in parts:
+                schedc.compile(mlir, target="cuda", passes=f"split-k{{parts={p}}},memory-order,arena-plan",
+                               output=str(folder / "modules" / f"{name}.p{p}.vmfb"))
+            manifest.append({"name": name, "suite": suite, "shape": list(shape), "dtype": dtype, "parts": parts})
+            print(f"{name}: parts {parts}", flush=True)
+    (folder / "split_k.json").write_text(json.dumps(manifest, indent=1) + "\n")
+
+
+def _error(actual, expected) -> float:
+    expected = expected.float()
+    return float((actual.float() - expected).abs().max() / max(float(expected.abs().max()), 1e-30))
+
+
+def measure(args) -> None:
+    """On the GPU, under ncu: numerics, then one profiled run of each module and of torch."""
+    import torch
+
+    import schedc
+    from schedc.torch.parameters import save_params
+
+    folder = Path(args.folder)
+    manifest = json.loads((folder / "split_k.json").read_text())
+    runs, errors = [], {}
+    with torch.no_grad():
+        for entry in manifest:
+            layer, x = _layer(tuple(entry["shape"]), entry["dtype"])
+            archive = folder / "modules" / f"{entry['name']}.irpa"
+            save_params(layer, str(archive))
+            layer, x = layer.cuda(), x.cuda()
+            torch.backends.cudnn.allow_tf32 = False
+            reference = layer(x)
+            calls = {"torch": lambda layer=layer, x=x: layer(x)}
+            errors[entry["name"]] = {}
+            for p in entry["parts"]:
+                module = schedc.load(str(folder / "modules" / f"{entry['name']}.p{p}.vmfb"), device="cuda", params=str(archive))
+                errors[entry["name"]][p] = _error(module.forward(x, copy=True), reference)
+                calls[f"p{p}"] = lambda module=module, x=x: module.forward(x)
+            for call in calls.values():
+                call()
+            runs.append((entry["name"], entry["dtype"], calls))
+        torch.cuda.synchronize()
+        order = []
+        for name, dtype, calls in runs:
+            for tf32 in ((False, True) if dtype == "f32" else (False,)):
+                torch.backends.cudnn.allow_tf32 = tf32
+                who = {"torch_tf32": calls["torch"]} if tf32 else calls
+                for label, call in who.items():
+                    torch.cuda._sleep(1000)
+                    call()
+                    torch.cuda.synchronize()
+                    order.append([name, label])
+    (folder / "split_k.numerics.json").write_text(json.dumps({"order": order, "errors": errors}, indent=1))
+
+
+def run(args) -> None:
+    folder = Path(args.folder)
+    log = folder / "split_k.ncu.csv"
+    command = ["ncu", "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv",
+               "--log-file", str(log), sys.executable, __file__, "measure", str(folder)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"measure failed under ncu:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    measured = json.loads((folder / "split_k.numerics.json").read_text())
+    found = split_by_marker(ncu_kernel_times(log.read_text()))
+    if len(found) != len(measured["order"]):
+        sys.exit(f"ncu listed {len(found)} runs between markers, measure made {len(measured['order'])}: see {log}")
+    times: dict[str, dict[str, float]] = {}
+    for (name, label), kernels in zip(measured["order"], found):
+        times.setdefault(name, {})[label] = round(sum(us for _, us in kernels), 2)
+    results = {name: {"us": times[name], "errors": measured["errors"][name]} for name in times}
+    (folder / "split_k.results.json").write_text(json.dumps(results, indent=1) + "\n")
+    table(folder, results)
+
+
+_CONSTANTS = ("SPLIT_OUTPUTS", "MAX_PARTS")
+
+
+def _pick(entry, *constants: int) -> int:
+    """The rule's part count for `entry` with the given constants (_CONSTANTS' values)."""
+    import schedc.decisions.split_k as rule
+
+    saved = _constants()
+    for name, value in zip(_CONSTANTS, constants):
+        setattr(rule, name, value)
+    try:
+        return rule.split_parts(_shape_data(tuple(entry["shape"]), entry["dtype"]))
+    finally:
+        for name, value in zip(_CONSTANTS, saved):
+            setattr(rule, name, value)
+
+
+def table(folder: Path, results: dict) -> None:
+    manifest = json.loads((folder / "split_k.json").read_text())
+    print("| layer | suite | torch | torch TF32 | " + " | ".join(f"{p} parts" for p in PARTS) + " | rule | rule/best | rule/torch | max error |")
+    print("|" + "---|" * (len(PARTS) + 8))
+    for entry in manifest:
+        r = results[entry["name"]]
+        us = r["us"]
+        pick = _pick(entry, *_constants())
+        parted = {p: us.get(f"p{p}") for p in PARTS}
+        best = min(v for v in parted.values() if v is not None)
+        cells = [f"{v:.1f}" if v is not None else "" for v in parted.values()]
+        tf32 = f"{us['torch_tf32']:.1f}" if "torch_tf32" in us else ""
+        print(f"| {entry['name']} | {entry['suite']} | {us['torch']:.1f} | {tf32} | "
+              + " | ".join(cells) + f" | {pick} | {parted[pick] / best:.2f} | {parted[pick] / us['torch']:.2f} | {max(r['errors'].values()):.1e} |")
+
+
+def _constants() -> tuple[int, ...]:
+    import schedc.decisions.split_k as rule
+
+    return tuple(getattr(rule, name) for name in _CONSTANTS)
+
+
+def fit(args) -> None:
+    folder = Path(args.folder)
+    results = json.loads((folder / "split_k.results.json").read_text())
+    manifest = json.loads((folder / "split_k.json").read_text())
+
+    def loss(entries, constants) -> float:  # the geometric mean of pick / fastest
+        ratios = []
+        for entry in entries:
+            us = results[entry["name"]]["us"]
+            parted = {p: us[f"p{p}"] for p in entry["parts"]}
+            ratios.append(parted[_pick(entry, *constants)] / min(parted.values()))
+        return statistics.geometric_mean(ratios)
+
+    fit_entries = [e for e in manifest if e["suite"] == "fit"]
+    held = [e for e in manifest if e["suite"] == "heldout"]
+    grid = [(o * 1024, m) for o in (16, 32, 64, 128, 256, 512, 1024, 2048) for m in (2, 4, 8, 16)]
+    # Ties go to the smallest bounds (fewer splits), in grid order.
+    best = min(grid, key=lambda c: (round(loss(fit_entries, c), 4), c))
+    print(f"current constants {_constants()}: FIT {loss(fit_entries, _constants()):.3f}x the fastest (geometric mean), HELDOUT {loss(held, _constants()):.3f}x")
+    print(f"fitted on FIT {best}: FIT {loss(fit_entries, best):.3f}x, HELDOUT {loss(held, best):.3f}x")
+    print(f"never split: FIT {loss(fit_entries, (0, 1)):.3f}x, HELDOUT {loss(held, (0, 1)):.3f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("prepare", "measure", "run", "fit", "table"):
+        sub.add_parser(name).add_argument("folder")
+    args = parser.parse_args()
+    if args.command == "table":
+        folder = Path(args.folder)
+        table(folder, json.loads((folder / "split_k.results.json").read_text()))
+        return
+    {"prepare": prepare, "measure": measure, "run": run, "fit": fit}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""How many parts a GPU convolution's reduction is split into (split-K), as plain data.
+
+At batch 1 a deep convolution has few outputs and a long reduction: ResNet-18's 3x3
+convolution of 512 channels at 7x7 has 25,088 outputs, each a sum of 4,608 products. Its
+implicit GEMM then runs as a few dozen workgroups on the H200's 132 SMs, each looping over the
+whole reduction. Split into G parts over its input channels, the same convolution is a grouped
+one of G times the outputs (G partial sums for each, in the accumulator's type: f32 for f16
+inputs), whose workgroups fill the GPU, and a sum over the parts, into which IREE fuses the
+bias and the elementwise ops after it. cuDNN splits such convolutions the same way.
+
+`split_parts` decides G from the shape alone: the smallest power of two that brings the
+outputs up to SPLIT_OUTPUTS, at most MAX_PARTS, each part keeping whole tensor-core steps of
+input channels. Only convolutions with a window and at least MIN_OUT_CHANNELS output channels
+are split, as measured: a 1x1 convolution is a matmul, which split-K was not measured on.
+"""
+
+from __future__ import annotations
+
+from schedc.decisions.cpu_config import OpShape
+
+# Fitted on bench/split_k.py's synthetic convolutions (its FIT shapes), never on a held-out
+# model: with them the pick was 1.009x the fastest part count measured (geometric mean), and on
+# ResNet-18's convolutions, not fitted on, 1.011x (bench/README.md, "Split-K").
+SPLIT_OUTPUTS = 256 * 1024
+MAX_PARTS = 16
+# A part's input channels: a whole number of the tensor cores' K steps (16 for f16/bf16).
+PART_CHANNELS = 16
+# The fewest output channels split: the fewest measured (bench/split_k.py). With fewer, an f32
+# implicit GEMM is not chosen (kernel_config.IGEMM_MIN_CHANNELS_F32): a split one would run
+# IREE's direct code for grouped convolutions, which was never measured.
+MIN_OUT_CHANNELS = 64
+SPLIT_DTYPES = ("f16", "bf16", "f32")
+
+
+def can_split(shape: OpShape, parts: int) -> bool:
+    """Whether `shape` can be split into `parts` parts over its input channels."""
+    if shape.kind != "conv" or shape.groups != 1 or shape.dtype not in SPLIT_DTYPES or parts < 2:
+        return False
+    if shape.kh * shape.kw == 1 or shape.cout < MIN_OUT_CHANNELS:
+        return False
+    return shape.cin % parts == 0 and (shape.cin // parts) % PART_CHANNELS == 0
+
+
+def split_parts(shape: OpShape) -> int:
+    """The parts `shape`'s reduction is split into (1: not split)."""
+    oh, ow = shape.out_hw
+    outputs = shape.batch * shape.cout * oh * ow
+    parts = 1
+    while parts * 2 <= MAX_PARTS and outputs * parts < SPLIT_OUTPUTS and can_split(shape, parts * 2):
+        parts *= 2
+    return parts

@@ -1,0 +1,37 @@
+"""Replacing one op by a function's body: the rewrites schedc writes as MLIR text (a helper
+function parsed into a scratch module) or makes with IREE's passes on an outlined copy."""
+
+from __future__ import annotations
+
+from iree.compiler import ir
+
+
+def append_functions(module: ir.Module, text: str, context: ir.Context) -> None:
+    """Parses `text` and moves its functions into `module` (the caller's passes inline them)."""
+    parsed = ir.Module.parse(text, context)  # kept alive while its ops move
+    for op in list(parsed.body.operations):
+        module.body.append(op)
+
+
+def inline_in_place(op: ir.Operation, function) -> None:
+    """Replaces `op` by a copy of `function`'s body, whose arguments are `op`'s operands and
+    whose returned values replace `op`'s results; `op` is erased."""
+    block = function.regions[0].blocks[0]
+    body = list(block.operations)
+    mapped: list[tuple[ir.Value, ir.Value]] = list(zip(block.arguments, op.operands))
+
+    def lookup(value: ir.Value) -> ir.Value:
+        for old, new in mapped:
+            if old == value:
+                return new
+        raise AssertionError("an inlined op uses a value from outside its function")
+
+    with ir.InsertionPoint(op):
+        for inner in body[:-1]:
+            clone = inner.clone()
+            for i, operand in enumerate(inner.operands):
+                clone.operands[i] = lookup(operand)
+            mapped += list(zip(inner.results, clone.results))
+    for result, returned in zip(op.results, body[-1].operands):
+        result.replace_all_uses_with(lookup(returned))
+    op.erase()

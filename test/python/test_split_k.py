@@ -1,0 +1,79 @@
+"""split-k: the part count each convolution gets, and the split convolution's numerics against
+torch (on the host CPU, where a forced part count applies)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import schedc
+from schedc.compiler.driver import compile_with_options
+from schedc.decisions.cpu_config import OpShape
+from schedc.decisions.split_k import MAX_PARTS, can_split, split_parts
+from schedc.options import CompileOptions
+
+
+def _conv(cin, cout, size, k=3, stride=1, dtype="f16", groups=1):
+    pad = k // 2
+    return OpShape("conv", dtype, cin=cin, cout=cout, h=size * stride + 2 * pad, w=size * stride + 2 * pad,
+                   kh=k, kw=k, stride=(stride, stride), groups=groups)
+
+
+def test_deep_convolutions_with_few_outputs_are_split_and_those_that_fill_the_gpu_are_not():
+    # ResNet-18's 3x3 convolutions at batch 1, deepest first
+    assert split_parts(_conv(512, 512, 7)) == MAX_PARTS
+    assert split_parts(_conv(256, 256, 14)) > 1
+    assert split_parts(_conv(64, 64, 56)) == 2  # 200,704 outputs: nearly enough
+    assert split_parts(_conv(64, 128, 56)) == 1  # 401,408 fill the GPU
+    assert split_parts(_conv(512, 512, 7, dtype="f32")) == split_parts(_conv(512, 512, 7))
+
+
+def test_a_part_keeps_whole_tensor_core_steps_of_channels_and_a_long_enough_reduction():
+    assert not can_split(_conv(48, 48, 7), 2)  # 24 channels a part
+    assert can_split(_conv(64, 64, 7), 4)
+    assert not can_split(_conv(512, 512, 7, k=1), 2)  # a 1x1 convolution is a matmul: not measured split
+    assert not can_split(_conv(64, 16, 7), 2)  # an f32 one keeps IREE's direct code: not measured split
+    assert not can_split(_conv(64, 64, 7, groups=64), 2)
+    assert not can_split(OpShape("matmul", "f16", m=1, n=512, k=4096), 2)
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(64, 64, 3, padding=1)
+        self.b = nn.Conv2d(64, 64, 3, stride=2, padding=2, dilation=2)
+
+    def forward(self, x):
+        return torch.relu(self.b(torch.relu(self.a(x))))
+
+
+@pytest.mark.parametrize("parts", [2, 4])
+def test_split_convolutions_compute_what_torch_does(parts, tmp_path):
+    torch.manual_seed(0)
+    model = Block().eval()
+    x = torch.randn(1, 64, 12, 12)
+    with torch.no_grad():
+        expected = model(x).numpy()
+    mlir = schedc.import_torch(model, x)
+    result = compile_with_options(mlir, CompileOptions(target="llvm-cpu", passes=f"split-k{{parts={parts}}},memory-order,arena-plan"))
+    split = result.records["split-k"]["module"]["split"]
+    assert [s["parts"] for s in split] == [parts, parts]
+    path = tmp_path / "m.vmfb"
+    path.write_bytes(result.output)
+    actual = np.asarray(schedc.load(str(path)).forward(x.numpy()))
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_the_cuda_compile_splits_a_deep_convolution_and_configures_its_parts():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(256, 256, 3, padding=1), nn.ReLU()).eval()
+    mlir = schedc.import_torch(model, torch.randn(1, 256, 7, 7))
+    result = compile_with_options(mlir, CompileOptions(target="cuda"))
+    (split,) = result.records["split-k"]["module"]["split"]
+    assert split["parts"] > 1
+    kernels = result.records["kernel-config"]["module"]["kernels"]
+    grouped = [k for k in kernels if k["signature"].startswith(f"matmul_like {split['parts']}x256x7x7x")]
+    assert [k["source"] for k in grouped] == ["heuristic"] and grouped[0]["config"].startswith("igemm")
+    assert any(k["kind"] == "reduction" and k["signature"].endswith(f"x{split['parts']} f32") for k in kernels)
