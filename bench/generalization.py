@@ -51,6 +51,14 @@ VARIANTS = {  # module name -> (schedc.compile keywords, execution at run time)
     "schedc-streams": ({"execution": "streams"}, "streams"),
     "schedc-graphs": ({"execution": "graphs"}, "graphs"),
 }
+# `prepare --unsplit`: the replayed module without split-k's splits too (its parts forced to 1),
+# to time what split-k gives in the same process.
+UNSPLIT = {"schedc-graphs-unsplit": ({"execution": "graphs", "passes": "split-k{parts=1},memory-order,arena-plan"}, "graphs")}
+
+
+def _variants(folder: Path) -> dict:
+    manifest = json.loads((folder / "manifest.json").read_text())
+    return {**VARIANTS, **(UNSPLIT if any(e.get("unsplit") for e in manifest) else {})}
 
 
 def heldout():
@@ -122,11 +130,11 @@ def prepare(args) -> None:
         # rebuilds on the GPU machine, so no call carries them there.
         mlir = weightless_mlir(name, dtype)
         stem = f"{name}.{dtype}"
-        for variant, (keywords, _) in VARIANTS.items():
+        for variant, (keywords, _) in {**VARIANTS, **(UNSPLIT if args.unsplit else {})}.items():
             started = time.perf_counter()
             schedc.compile(mlir, target="cuda", output=str(folder / f"{stem}.{variant}.vmfb"), **keywords)
             print(f"{stem}.{variant}: compiled in {time.perf_counter() - started:.1f} s", flush=True)
-        manifest.append({"model": name, "dtype": dtype})
+        manifest.append({"model": name, "dtype": dtype, "unsplit": args.unsplit})
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
@@ -189,7 +197,7 @@ def run_one(folder: Path, name: str, dtype: str, execution: str, repeats: int) -
                     except Exception as e:  # a reference that fails is reported, not fatal
                         rows[f"inductor-{mode}{suffix}"] = {"failed": str(e).splitlines()[0][:200]}
             torch.backends.cudnn.allow_tf32 = False
-        for variant, (_, mode) in VARIANTS.items():
+        for variant, (_, mode) in _variants(folder).items():
             if mode != execution:
                 continue
             module = schedc.load(str(folder / f"{name}.{dtype}.{variant}.vmfb"), device="cuda", execution=mode, params=archive)
@@ -233,8 +241,8 @@ def run(args) -> None:
     print(f"wrote {folder / 'results.json'}")
 
 
-COLUMNS = ("eager", "inductor-default", "inductor-reduce-overhead", "inductor-reduce-overhead-fp32", "iree", "schedc-streams", "schedc-graphs")
-HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "streams", "graphs")
+COLUMNS = ("eager", "inductor-default", "inductor-reduce-overhead", "inductor-reduce-overhead-fp32", "iree", "schedc-streams", "schedc-graphs-unsplit", "schedc-graphs")
+HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "streams", "unsplit", "graphs")
 
 
 def _table_row(label: str, rows: dict) -> str:
@@ -309,6 +317,8 @@ def main() -> int:
             p.add_argument("folder")
         p.add_argument("--models", help="comma-separated, from bench/heldout.py (default: all)")
         p.add_argument("--dtypes", default="f32,f16")
+        if command == "prepare":
+            p.add_argument("--unsplit", action="store_true", help="also the replayed module without split-k (its parts forced to 1)")
     r = sub.add_parser("run")
     r.add_argument("folder")
     r.add_argument("--repeats", type=int, default=200)
