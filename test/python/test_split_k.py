@@ -11,7 +11,7 @@ from torch import nn
 import schedc
 from schedc.compiler.driver import compile_with_options
 from schedc.decisions.cpu_config import OpShape
-from schedc.decisions.split_k import MAX_PARTS, can_split, split_parts
+from schedc.decisions.split_k import MAX_PARTS, can_split, like_measured, split_parts
 from schedc.options import CompileOptions
 
 
@@ -31,10 +31,15 @@ def test_deep_convolutions_with_few_outputs_are_split_and_those_that_fill_the_gp
 
 
 def test_a_part_keeps_whole_tensor_core_steps_of_channels_and_a_long_enough_reduction():
-    assert not can_split(_conv(48, 48, 7), 2)  # 24 channels a part
-    assert can_split(_conv(64, 64, 7), 4)
-    assert not can_split(_conv(512, 512, 7, k=1), 2)  # a 1x1 convolution is a matmul: not measured split
-    assert not can_split(_conv(64, 16, 7), 2)  # an f32 one keeps IREE's direct code: not measured split
+    assert not can_split(_conv(48, 96, 24), 2)  # 24 channels a part
+    assert can_split(_conv(64, 128, 24), 4)
+
+
+def test_only_convolutions_like_those_measured_are_chosen_for_a_split():
+    assert like_measured(_conv(64, 128, 24))
+    assert not like_measured(_conv(64, 64, 7)) and split_parts(_conv(64, 64, 7)) == 1  # 1.8 M multiply-adds
+    assert not like_measured(_conv(512, 512, 7, k=1))  # a 1x1 convolution is a matmul
+    assert not like_measured(_conv(256, 32, 28))  # an f32 one of 32 channels keeps IREE's direct code
     assert not can_split(_conv(64, 64, 7, groups=64), 2)
     assert not can_split(OpShape("matmul", "f16", m=1, n=512, k=4096), 2)
 
@@ -68,12 +73,12 @@ def test_split_convolutions_compute_what_torch_does(parts, tmp_path):
 
 def test_the_cuda_compile_splits_a_deep_convolution_and_configures_its_parts():
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Conv2d(256, 256, 3, padding=1), nn.ReLU()).eval()
-    mlir = schedc.import_torch(model, torch.randn(1, 256, 7, 7))
+    model = nn.Sequential(nn.Conv2d(512, 512, 3, padding=1), nn.ReLU()).eval()
+    mlir = schedc.import_torch(model, torch.randn(1, 512, 7, 7))
     result = compile_with_options(mlir, CompileOptions(target="cuda"))
     (split,) = result.records["split-k"]["module"]["split"]
     assert split["parts"] > 1
     kernels = result.records["kernel-config"]["module"]["kernels"]
-    grouped = [k for k in kernels if k["signature"].startswith(f"matmul_like {split['parts']}x256x7x7x")]
+    grouped = [k for k in kernels if k["signature"].startswith(f"matmul_like {split['parts']}x512x7x7x")]
     assert [k["source"] for k in grouped] == ["heuristic"] and grouped[0]["config"].startswith("igemm")
     assert any(k["kind"] == "reduction" and k["signature"].endswith(f"x{split['parts']} f32") for k in kernels)

@@ -10,8 +10,9 @@ bias and the elementwise ops after it. cuDNN splits such convolutions the same w
 
 `split_parts` decides G from the shape alone: the smallest power of two that brings the
 outputs up to SPLIT_OUTPUTS, at most MAX_PARTS, each part keeping whole tensor-core steps of
-input channels. Only convolutions with a window and at least MIN_OUT_CHANNELS output channels
-are split, as measured: a 1x1 convolution is a matmul, which split-K was not measured on.
+input channels. Only convolutions like those measured are split: with a window (a 1x1
+convolution is a matmul, which split-K was not measured on), at least MIN_OUT_CHANNELS output
+channels and MIN_WORK multiply-adds.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ PART_CHANNELS = 16
 # implicit GEMM is not chosen (kernel_config.IGEMM_MIN_CHANNELS_F32): a split one would run
 # IREE's direct code for grouped convolutions, which was never measured.
 MIN_OUT_CHANNELS = 64
+# ... and the least work split: under the fewest multiply-adds measured (46.1 M, 320 -> 640
+# channels at 5x5), a convolution keeps its one dispatch (and a tuned database entry its match).
+MIN_WORK = 40 * 2**20
 SPLIT_DTYPES = ("f16", "bf16", "f32")
 
 
@@ -36,13 +40,19 @@ def can_split(shape: OpShape, parts: int) -> bool:
     """Whether `shape` can be split into `parts` parts over its input channels."""
     if shape.kind != "conv" or shape.groups != 1 or shape.dtype not in SPLIT_DTYPES or parts < 2:
         return False
-    if shape.kh * shape.kw == 1 or shape.cout < MIN_OUT_CHANNELS:
-        return False
     return shape.cin % parts == 0 and (shape.cin // parts) % PART_CHANNELS == 0
+
+
+def like_measured(shape: OpShape) -> bool:
+    """Whether `shape` is of the kind the rule was measured on (a window, MIN_OUT_CHANNELS
+    output channels, MIN_WORK multiply-adds): the rule splits no other."""
+    return shape.kh * shape.kw > 1 and shape.cout >= MIN_OUT_CHANNELS and shape.work >= MIN_WORK
 
 
 def split_parts(shape: OpShape) -> int:
     """The parts `shape`'s reduction is split into (1: not split)."""
+    if not like_measured(shape):
+        return 1
     oh, ow = shape.out_hw
     outputs = shape.batch * shape.cout * oh * ow
     parts = 1
