@@ -17,6 +17,10 @@ filled per call (`schedc.ir.hal` says what IREE emits). The rewrite, per exporte
                       first submission with the copies in front, kept for those buffers (the
                       copies replay inside the one graph); else queue copies
                       (hal.device.queue.copy) before the submission
+    shared pool       the transients (allocas neither returned nor holding persistent fills)
+                      of every replayed function are parts of one buffer,
+                      `__schedc_replay_pool`, allocated first: one call runs at a time, so
+                      it is the largest function's transients, not their sum
     static inputs     `__schedc_static_inputs_<f>()` returns views of the static input
                       buffers, for a caller that writes its inputs there itself (the runtime
                       does for torch tensors: torch copies them on its own stream)
@@ -46,7 +50,8 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from schedc.decisions.static_replay import Binding, Fill, ReplayPlan, StaticBuffer, Submission, persistent_fill_marks, static_name
+from schedc.decisions.static_replay import (Binding, Fill, ReplayPlan, SharedPool, StaticBuffer, Submission, persistent_fill_marks, pooled_bytes,
+                                            shared_pool, static_name)
 from schedc.dialects.sched import PERSISTENT_FILLS
 from schedc.ir import hal
 from schedc.ir.iree import constant_index, function_name, set_reflection
@@ -70,7 +75,12 @@ def static_replay(module, pass_, options, context) -> None:
         e.location.emit_error(f"static-replay: {e}")
         pass_.signal_pass_failure()
         return
+    plans, pool = plans
     records = context.records.setdefault("static-replay", {})
+    pooled = pool.by_buffer if pool else {}
+    context.records.setdefault("static-replay-pool", {})["module"] = {
+        **pooled_bytes(plans, pool), "functions": {plan.function: sum(b.bytes for b in plan.buffers if b.name in pooled) for plan in plans},
+    }
     for plan in plans:
         records[plan.function] = {
             "static_buffers": len(plan.buffers),
@@ -80,17 +90,23 @@ def static_replay(module, pass_, options, context) -> None:
         }
 
 
-def replay_module(module: ir.Operation) -> list[ReplayPlan]:
-    """Plans and applies static replay to every exported function that submits work."""
+def replay_module(module: ir.Operation) -> tuple[list[ReplayPlan], SharedPool | None]:
+    """Plans and applies static replay to every exported function that submits work; the
+    functions' transients share one pool (`schedc.decisions.static_replay.shared_pool`)."""
     plans = []
     for function in hal.submitting_functions(module):
         plan = plan_replay(function, module)
         if plan is not None:
             plans.append((plan, function))
+    # One device: the pool is that of the functions that submit to the first one's.
+    pool = shared_pool([plan for plan, _ in plans if plan.device == plans[0][0].device]) if plans else None
+    if pool is not None:
+        with module.context, ir.Location.unknown():
+            _allocate_pool(plans[0][0].device, pool, ir.InsertionPoint(module.regions[0].blocks[0]))
     for plan, function in plans:  # plan everything first: a refusal leaves the module as it was
-        apply_replay(plan, function, module)
+        apply_replay(plan, function, module, pool)
     drop_unused_recordings(module)
-    return [plan for plan, _ in plans]
+    return [plan for plan, _ in plans], pool
 
 
 # -- reading the IR into a plan ------------------------------------------------------------------
@@ -147,7 +163,24 @@ def plan_replay(function: ir.Operation, module: ir.Operation) -> ReplayPlan | No
                 inputs.append(source[1])
         submissions.append(Submission(recorder, tuple(bindings), tuple(inputs)))
     submissions = _with_fills_once(function, module, submissions, buffers)
-    return ReplayPlan(name, device, tuple(buffers.values()), tuple(submissions))
+    # A transient: an alloca the call does not return, with no fill kept in it from call to call.
+    kept = {static_name(name, "alloca", n) for n in _returned_allocas(function)} | {f.buffer for s in submissions for _, f in s.once}
+    statics = tuple(StaticBuffer(b.name, b.bytes, b.source, b.source.startswith("alloca ") and b.name not in kept) for b in buffers.values())
+    return ReplayPlan(name, device, statics, tuple(submissions))
+
+
+def _returned_allocas(function: ir.Operation) -> set[int]:
+    """The numbers of the queue.allocas whose buffers the function returns (as views)."""
+    returned = next(op for op in hal.body(function) if op.name == "util.return")
+    numbers = set()
+    for value in returned.operands:
+        view = value.owner
+        if isinstance(view, ir.Block) or view.name != "hal.buffer_view.create":
+            continue
+        source = view.opview.source_buffer.owner
+        if not isinstance(source, ir.Block) and source.name == "hal.device.queue.alloca":
+            numbers.add(_alloca_number(source, function))
+    return numbers
 
 
 def _with_fills_once(function: ir.Operation, module: ir.Operation, submissions: list[Submission], buffers: dict) -> list[Submission]:
@@ -206,12 +239,12 @@ def _alloca_number(op: ir.Operation, function: ir.Operation) -> int:
 # -- rewriting the IR from the plan -----------------------------------------------------------
 
 
-def apply_replay(plan: ReplayPlan, function: ir.Operation, module: ir.Operation) -> None:
+def apply_replay(plan: ReplayPlan, function: ir.Operation, module: ir.Operation, pool: SharedPool | None = None) -> None:
     """Static buffers, recordings with direct bindings, and the call that replays them."""
     symbols = hal.top_level(module)
     end = ir.InsertionPoint(module.regions[0].blocks[0])
     with function.context, function.location:
-        _allocate_static_buffers(plan, end)
+        _allocate_static_buffers(plan, end, pool)
         if plan.fills_once:
             _fill_once(plan, end)
         commands = [
@@ -243,13 +276,32 @@ def _mark_replayed(plan: ReplayPlan, function: ir.Operation) -> None:
     set_reflection(function, abi.STATIC_RESULT_SLOTS, ",".join(slots))
 
 
-def _allocate_static_buffers(plan: ReplayPlan, end: ir.InsertionPoint) -> None:
+def _allocate_pool(device: str, pool: SharedPool, end: ir.InsertionPoint) -> None:
+    """The shared pool's global and its allocation, in an initializer before the functions'."""
+    with end:
+        hal.declare_global(pool.name, hal.BUFFER)
+        block = hal.initializer()
+    with ir.InsertionPoint(block):
+        hal.allocate_device_buffers(device, [(pool.name, pool.bytes)])
+        hal.op("util.return")
+
+
+def _allocate_static_buffers(plan: ReplayPlan, end: ir.InsertionPoint, pool: SharedPool | None = None) -> None:
+    """Each static buffer allocated, or a transient in the shared pool: a part of it."""
+    pooled = pool.by_buffer if pool else {}
     with end:
         for buffer in plan.buffers:
             hal.declare_global(buffer.name, hal.BUFFER)
         block = hal.initializer()
     with ir.InsertionPoint(block):
-        hal.allocate_device_buffers(plan.device, [(buffer.name, buffer.bytes) for buffer in plan.buffers])
+        own = [(buffer.name, buffer.bytes) for buffer in plan.buffers if buffer.name not in pooled]
+        if own:
+            hal.allocate_device_buffers(plan.device, own)
+        shared = [b for b in plan.buffers if b.name in pooled]
+        if shared:
+            whole = hal.load(pool.name, hal.BUFFER)
+            for buffer in shared:
+                hal.store(hal.buffer_subspan(whole, pooled[buffer.name], buffer.bytes), buffer.name)
         hal.op("util.return")
 
 

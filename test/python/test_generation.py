@@ -131,3 +131,24 @@ def test_an_f16_generation_module_compiles_for_cuda_replayed_with_kernel_configs
     assert decode and all(k["source"] == "iree" for k in decode)
     scatters = [k for k in kernels if k["kind"] == "scatter"]
     assert scatters and all(k["source"] == "heuristic" and k["config"].endswith("th 1") for k in scatters if k["dispatch"].startswith("decode"))
+
+
+def test_replayed_buckets_share_one_pool_and_generate_hugging_faces_tokens(tmp_path):
+    """Replayed (--execution=graphs, on the CPU as on the GPU), the prefill buckets and the
+    decode step keep their transients in one shared pool, the largest function's, and the
+    tokens stay Hugging Face's with prompts of either bucket in turn."""
+    from schedc.compiler.driver import compile_with_options
+    from schedc.options import CompileOptions
+
+    model = tiny_gpt2()
+    mlir = import_generation(model, BUCKETS, MAX_SEQ, params=str(tmp_path / "lm.irpa"))
+    result = compile_with_options(mlir, CompileOptions(target="llvm-cpu", execution="graphs"))
+    pool = result.records["static-replay-pool"]["module"]
+    shared = [n for n in pool["functions"].values() if n]
+    assert len(shared) == len(BUCKETS) + 1  # every prefill bucket and the decode step
+    assert max(shared) <= pool["pool_bytes"] < max(shared) + 4096
+    assert pool["static_bytes"] == pool["static_bytes_unshared"] - sum(shared) + pool["pool_bytes"]
+    module = schedc.load(result.output, params=str(tmp_path / "lm.irpa"))
+    for length in (13, 3, 13):  # 16, then 8, then 16 again: each overwrites the other's transients
+        prompt = np.random.default_rng(length).integers(1, 500, length).tolist()
+        assert module.generate(prompt, 12) == reference(model, prompt, 12)

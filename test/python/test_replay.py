@@ -344,3 +344,18 @@ def test_a_torch_input_of_another_shape_is_still_an_error(replayed_mlp):
     module.forward(torch.randn(x.shape))
     with pytest.raises(schedc.SchedcError, match="calling forward failed"):
         module.forward(torch.randn(x.shape[0] + 1, *x.shape[1:]))
+
+
+def test_functions_share_one_pool_of_transients_laid_out_per_function():
+    from schedc.decisions.static_replay import POOL_ALIGNMENT, ReplayPlan, StaticBuffer, pooled_bytes, shared_pool
+
+    def plan(name, *buffers):
+        return ReplayPlan(name, "__device_0", tuple(StaticBuffer(f"{name}_{i}", n, "alloca 0", transient) for i, (n, transient) in enumerate(buffers)), ())
+
+    small = plan("prefill_8", (1000, True), (300, True), (64, False))
+    large = plan("prefill_16", (5000, True), (64, False))
+    pool = shared_pool([small, large])
+    assert pool.by_buffer == {"prefill_8_0": 0, "prefill_8_1": 1024, "prefill_16_0": 0}  # one after another, aligned
+    assert pool.bytes == 5120 and pool.bytes % POOL_ALIGNMENT == 0
+    assert pooled_bytes([small, large], pool) == {"static_bytes": 5120 + 128, "static_bytes_unshared": 1364 + 5064, "pool_bytes": 5120}
+    assert shared_pool([small, plan("decode", (64, False))]) is None  # one function's transients: nothing to share

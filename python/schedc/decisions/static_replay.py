@@ -14,11 +14,14 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class StaticBuffer:
-    """A buffer that lives as long as the module: `source` is `input N` or `alloca N`."""
+    """A buffer that lives as long as the module: `source` is `input N` or `alloca N`.
+    `transient`: an alloca the call neither returns nor keeps fill bytes in, whose bytes mean
+    nothing once the call ends."""
 
     name: str  # the util.global's symbol
     bytes: int
     source: str
+    transient: bool = False
 
 
 @dataclass(frozen=True)
@@ -100,3 +103,56 @@ def persistent_fill_marks(marks: list[int]) -> set[tuple[int, int, int, int]]:
     """arena-plan's `sched.persistent_fills` list as its (execution region, arena bytes, offset,
     length) fours."""
     return {(marks[i], marks[i + 1], marks[i + 2], marks[i + 3]) for i in range(0, len(marks) - 3, 4)}
+
+
+POOL = "__schedc_replay_pool"
+# Where a function's transients start in the pool: a multiple of this (IREE aligns its own
+# arenas' slices to 64 bytes or more).
+POOL_ALIGNMENT = 256
+
+
+@dataclass(frozen=True)
+class SharedPool:
+    """One device buffer that every replayed function's transients share. One call runs at a
+    time (a call's results are read before the next call, which overwrites them), so functions
+    need not hold their transients apart: the pool is the largest function's transients, not
+    their sum (one graph per sequence bucket and a decode step, batch buckets)."""
+
+    bytes: int
+    offsets: tuple[tuple[str, int], ...]  # (static buffer, its offset in the pool)
+    name: str = POOL
+
+    @property
+    def by_buffer(self) -> dict[str, int]:
+        return dict(self.offsets)
+
+
+def _aligned(n: int) -> int:
+    return -(-n // POOL_ALIGNMENT) * POOL_ALIGNMENT
+
+
+def shared_pool(plans: list[ReplayPlan]) -> SharedPool | None:
+    """Each function's transients laid out one after another from the pool's start (within a
+    call they may be live together); None unless two functions have transients (nothing to
+    share)."""
+    offsets: list[tuple[str, int]] = []
+    size, sharing = 0, 0
+    for plan in plans:
+        at = 0
+        transients = [b for b in plan.buffers if b.transient]
+        for buffer in transients:
+            offsets.append((buffer.name, at))
+            at = _aligned(at + buffer.bytes)
+        size = max(size, at)
+        sharing += bool(transients)
+    return SharedPool(size, tuple(offsets)) if sharing > 1 else None
+
+
+def pooled_bytes(plans: list[ReplayPlan], pool: SharedPool | None) -> dict[str, int]:
+    """The module's static bytes with the pool, and each function's own summed (unshared)."""
+    own = sum(plan.static_bytes for plan in plans)
+    if pool is None:
+        return {"static_bytes": own, "static_bytes_unshared": own, "pool_bytes": 0}
+    pooled = pool.by_buffer
+    rest = sum(b.bytes for plan in plans for b in plan.buffers if b.name not in pooled)
+    return {"static_bytes": rest + pool.bytes, "static_bytes_unshared": own, "pool_bytes": pool.bytes}

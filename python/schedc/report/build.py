@@ -30,7 +30,7 @@ def iree_arenas(packs: list[Pack]) -> dict[str, list[dict]]:
 
 
 # Passes whose record is the module's, not per function.
-MODULE_WIDE = ("kernel-config", "cpu-config", "mma-operands")
+MODULE_WIDE = ("kernel-config", "cpu-config", "mma-operands", "split-k", "static-replay-pool")
 
 
 def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, arenas_without: dict | None = None) -> dict:
@@ -42,6 +42,8 @@ def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, ar
     kernels = records.get("kernel-config", {}).get("module")  # module-wide, not per function
     cpu_plan = records.get("cpu-config", {}).get("module")
     mma = records.get("mma-operands", {}).get("module")
+    split_k = records.get("split-k", {}).get("module")
+    pool = records.get("static-replay-pool", {}).get("module")
     for pass_name, per_function in records.items():
         if pass_name in MODULE_WIDE:
             continue
@@ -71,6 +73,10 @@ def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, ar
         report["cpu_plan"] = cpu_plan
     if mma is not None:
         report["mma_operands"] = mma
+    if split_k is not None:
+        report["split_k"] = split_k
+    if pool is not None:
+        report["static_replay"] = pool
     return report
 
 
@@ -125,12 +131,37 @@ def summary_lines(report: dict) -> list[str]:
         plural = len(swapped) != 1
         lines.append(f"mma-operands: {len(swapped)} f16/bf16 contraction{'s' if plural else ''} given {'their' if plural else 'its'} inputs in "
                      "the order IREE's tensor-core code computes correctly")
+    split = (report.get("split_k") or {}).get("split")
+    if split:
+        parts = ", ".join(f"{n} in {p}" for p, n in sorted(_counts(s["parts"] for s in split).items()))
+        lines.append(f"split-k: {len(split)} convolution{'s' if len(split) != 1 else ''}' reductions split into parts ({parts})")
+    replay = report.get("static_replay")
+    if replay:
+        lines.append(replay_line(replay))
     kernels = report.get("kernels")
     if kernels:
         lines.extend(kernel_lines(kernels))
     if report.get("cpu_plan"):
         lines.extend(cpu_plan_lines(report["cpu_plan"]))
     return lines
+
+
+def _counts(values) -> dict:
+    counts: dict = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    return counts
+
+
+def replay_line(replay: dict) -> str:
+    """static-replay's static buffers, and the transients' shared pool."""
+    line = f"static-replay: {replay['static_bytes']:,} B of static buffers"
+    shared = {f: n for f, n in replay["functions"].items() if n}
+    if not replay["pool_bytes"]:
+        return line
+    each = ", ".join(f"@{user_function_name(f)} {n:,}" for f, n in shared.items())
+    return (f"{line} ({replay['static_bytes_unshared']:,} B with each function's own); the transients of {len(shared)} "
+            f"functions ({each} B) share one pool of {replay['pool_bytes']:,} B")
 
 
 def remat_flops_share(remat: dict) -> float:
