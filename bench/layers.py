@@ -253,18 +253,25 @@ def split_by_marker(kernels: list[tuple[str, float]]) -> list[list[tuple[str, fl
     return runs
 
 
-def run(args) -> None:
-    folder = Path(args.folder)
-    log = folder / "layers.ncu.csv"
-    # Every kernel of the process is listed (an NVTX range is per thread, and IREE may launch from
-    # its own): the markers say where the timed runs start.
+def measured_under_ncu(script: str, folder: Path, name: str) -> tuple[dict, list[list[tuple[str, float]]]]:
+    """Runs `script measure folder` under Nsight Compute: what it wrote to
+    folder/NAME.numerics.json, and the kernels of each run between its markers (the log in
+    folder/NAME.ncu.csv). Every kernel of the process is listed (an NVTX range is per thread,
+    and IREE may launch from its own): the markers say where the timed runs start."""
+    log = folder / f"{name}.ncu.csv"
     command = ["ncu", "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv",
-               "--log-file", str(log), sys.executable, __file__, "measure", str(folder)]
+               "--log-file", str(log), sys.executable, script, "measure", str(folder)]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:
         sys.exit(f"measure failed under ncu:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    measured = json.loads((folder / "layers.numerics.json").read_text())
-    found = split_by_marker(ncu_kernel_times(log.read_text()))
+    measured = json.loads((folder / f"{name}.numerics.json").read_text())
+    return measured, split_by_marker(ncu_kernel_times(log.read_text()))
+
+
+def run(args) -> None:
+    folder = Path(args.folder)
+    log = folder / "layers.ncu.csv"
+    measured, found = measured_under_ncu(__file__, folder, "layers")
     wanted = sum(len(who) for _, who in measured["order"])
     if len(found) != wanted:
         sys.exit(f"ncu listed {len(found)} runs between markers, measure made {wanted}: see {log}")

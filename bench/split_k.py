@@ -23,13 +23,11 @@ import argparse
 import itertools
 import json
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from layers import MARKER, reinit, seed_of, split_by_marker  # noqa: E402
-from timing import ncu_kernel_times  # noqa: E402
+from layers import measured_under_ncu, reinit, seed_of  # noqa: E402
 
 # (input channels, output channels, output size, window, stride)
 FIT = [
@@ -149,13 +147,7 @@ def measure(args) -> None:
 def run(args) -> None:
     folder = Path(args.folder)
     log = folder / "split_k.ncu.csv"
-    command = ["ncu", "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv",
-               "--log-file", str(log), sys.executable, __file__, "measure", str(folder)]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode:
-        sys.exit(f"measure failed under ncu:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    measured = json.loads((folder / "split_k.numerics.json").read_text())
-    found = split_by_marker(ncu_kernel_times(log.read_text()))
+    measured, found = measured_under_ncu(__file__, folder, "split_k")
     if len(found) != len(measured["order"]):
         sys.exit(f"ncu listed {len(found)} runs between markers, measure made {len(measured['order'])}: see {log}")
     times: dict[str, dict[str, float]] = {}
