@@ -1,6 +1,6 @@
 """Split-K on the GPU: deep convolutions with few outputs, their reduction in 1-16 parts.
 
-    python bench/split_k.py prepare DIR    # here: each shape compiled for cuda once per part count
+    python bench/split_k.py prepare DIR [--shapes window|pointwise]   # here: each shape, once per part count
     python bench/split_k.py run DIR        # on the GPU machine, under Nsight Compute
     python bench/split_k.py fit DIR        # here: the rule's constants from the FIT shapes, judged on HELDOUT
     python bench/split_k.py table DIR      # the table again, with the rule's current picks
@@ -40,6 +40,16 @@ HELDOUT = [  # hf_resnet18's 3x3 convolutions
     (64, 64, 56, 3, 1), (128, 128, 28, 3, 1), (256, 256, 14, 3, 1), (512, 512, 7, 3, 1),
     (64, 128, 28, 3, 2), (128, 256, 14, 3, 2), (256, 512, 7, 3, 2),
 ]
+# 1x1 convolutions (matmuls over the image's pixels), measured apart (`prepare --shapes pointwise`)
+FIT_POINTWISE = [
+    (768, 128, 6, 1, 1), (1280, 192, 5, 1, 1), (640, 96, 10, 1, 1), (1024, 256, 6, 1, 1),
+    (512, 384, 12, 1, 1), (384, 768, 8, 1, 1), (1536, 256, 4, 1, 1), (896, 144, 9, 1, 1),
+]
+HELDOUT_POINTWISE = [  # hf_mobilenet_v2's and squeezenet1_1's
+    (960, 160, 7, 1, 1), (576, 96, 14, 1, 1), (960, 320, 7, 1, 1), (384, 64, 14, 1, 1),
+    (512, 1000, 13, 1, 1), (512, 64, 13, 1, 1),
+]
+SHAPES = {"window": (FIT, HELDOUT), "pointwise": (FIT_POINTWISE, HELDOUT_POINTWISE)}
 PARTS = (1, 2, 4, 8, 16)
 DTYPES = ("f16", "f32")
 
@@ -82,7 +92,8 @@ def prepare(args) -> None:
     folder = Path(args.folder)
     (folder / "modules").mkdir(parents=True, exist_ok=True)
     manifest = []
-    for suite, shapes in (("fit", FIT), ("heldout", HELDOUT)):
+    fit_shapes, held_shapes = SHAPES[args.shapes]
+    for suite, shapes in (("fit", fit_shapes), ("heldout", held_shapes)):
         for shape, dtype in itertools.product(shapes, DTYPES):
             name = _name(shape, dtype)
             layer, x = _layer(shape, dtype)
@@ -224,7 +235,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for name in ("prepare", "measure", "run", "fit", "table"):
-        sub.add_parser(name).add_argument("folder")
+        command = sub.add_parser(name)
+        command.add_argument("folder")
+        if name == "prepare":
+            command.add_argument("--shapes", choices=tuple(SHAPES), default="window", help="window convolutions (FIT, HELDOUT) or 1x1 ones")
     args = parser.parse_args()
     if args.command == "table":
         folder = Path(args.folder)

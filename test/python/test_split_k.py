@@ -32,6 +32,8 @@ def test_deep_convolutions_with_few_outputs_are_split_and_those_that_fill_the_gp
 
 def test_a_part_keeps_whole_tensor_core_steps_of_channels_and_a_long_enough_reduction():
     assert not can_split(_conv(48, 96, 24), 2)  # 24 channels a part
+    assert not can_split(_conv(960, 160, 7, k=1), 2)  # f16 1x1: IREE's tensor cores get it wrong split
+    assert can_split(_conv(960, 160, 7, k=1, dtype="f32"), 2)
     assert can_split(_conv(64, 128, 24), 4)
 
 

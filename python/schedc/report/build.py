@@ -134,7 +134,8 @@ def summary_lines(report: dict) -> list[str]:
     split = (report.get("split_k") or {}).get("split")
     if split:
         parts = ", ".join(f"{n} in {p}" for p, n in sorted(_counts(s["parts"] for s in split).items()))
-        lines.append(f"split-k: {len(split)} convolution{'s' if len(split) != 1 else ''}' reductions split into parts ({parts})")
+        plural = len(split) != 1
+        lines.append(f"split-k: {len(split)} convolution{'s' if plural else ''} split over {'their' if plural else 'its'} input channels ({parts} parts)")
     replay = report.get("static_replay")
     if replay:
         lines.append(replay_line(replay))
