@@ -70,12 +70,11 @@ class ReplayError(Exception):
 
 def static_replay(module, pass_, options, context) -> None:
     try:
-        plans = replay_module(module)
+        plans, pool = replay_module(module)
     except ReplayError as e:
         e.location.emit_error(f"static-replay: {e}")
         pass_.signal_pass_failure()
         return
-    plans, pool = plans
     records = context.records.setdefault("static-replay", {})
     pooled = pool.by_buffer if pool else {}
     context.records.setdefault("static-replay-pool", {})["module"] = {
@@ -178,6 +177,8 @@ def _returned_allocas(function: ir.Operation) -> set[int]:
         if isinstance(view, ir.Block) or view.name != "hal.buffer_view.create":
             continue
         source = view.opview.source_buffer.owner
+        while not isinstance(source, ir.Block) and source.name == "hal.buffer.subspan":  # a part of an alloca
+            source = source.operands[0].owner
         if not isinstance(source, ir.Block) and source.name == "hal.device.queue.alloca":
             numbers.add(_alloca_number(source, function))
     return numbers
