@@ -88,6 +88,7 @@ def _parts(shape, dtype) -> list[int]:
 
 def prepare(args) -> None:
     import schedc
+    from schedc.passes import DEFAULT_PIPELINE
 
     folder = Path(args.folder)
     (folder / "modules").mkdir(parents=True, exist_ok=True)
@@ -102,7 +103,7 @@ def prepare(args) -> None:
             archive.unlink(missing_ok=True)
             parts = _parts(shape, dtype)
             for p in parts:
-                schedc.compile(mlir, target="cuda", passes=f"split-k{{parts={p}}},memory-order,arena-plan",
+                schedc.compile(mlir, target="cuda", passes=f"split-k{{parts={p}}},{DEFAULT_PIPELINE}",
                                output=str(folder / "modules" / f"{name}.p{p}.vmfb"))
             manifest.append({"name": name, "suite": suite, "shape": list(shape), "dtype": dtype, "parts": parts})
             print(f"{name}: parts {parts}", flush=True)
@@ -169,21 +170,11 @@ def run(args) -> None:
     table(folder, results)
 
 
-_CONSTANTS = ("SPLIT_OUTPUTS", "MAX_PARTS")
-
-
 def _pick(entry, *constants: int) -> int:
-    """The rule's part count for `entry` with the given constants (_CONSTANTS' values)."""
-    import schedc.decisions.split_k as rule
+    """The rule's part count for `entry` with the given constants (SPLIT_OUTPUTS, MAX_PARTS)."""
+    from schedc.decisions.split_k import split_parts
 
-    saved = _constants()
-    for name, value in zip(_CONSTANTS, constants):
-        setattr(rule, name, value)
-    try:
-        return rule.split_parts(_shape_data(tuple(entry["shape"]), entry["dtype"]))
-    finally:
-        for name, value in zip(_CONSTANTS, saved):
-            setattr(rule, name, value)
+    return split_parts(_shape_data(tuple(entry["shape"]), entry["dtype"]), *constants)
 
 
 def table(folder: Path, results: dict) -> None:
@@ -202,10 +193,10 @@ def table(folder: Path, results: dict) -> None:
               + " | ".join(cells) + f" | {pick} | {parted[pick] / best:.2f} | {parted[pick] / us['torch']:.2f} | {max(r['errors'].values()):.1e} |")
 
 
-def _constants() -> tuple[int, ...]:
-    import schedc.decisions.split_k as rule
+def _constants() -> tuple[int, int]:
+    from schedc.decisions.split_k import MAX_PARTS, SPLIT_OUTPUTS
 
-    return tuple(getattr(rule, name) for name in _CONSTANTS)
+    return SPLIT_OUTPUTS, MAX_PARTS
 
 
 def fit(args) -> None:

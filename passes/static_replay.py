@@ -170,13 +170,9 @@ def plan_replay(function: ir.Operation, module: ir.Operation) -> ReplayPlan | No
 
 def _returned_allocas(function: ir.Operation) -> set[int]:
     """The numbers of the queue.allocas whose buffers the function returns (as views)."""
-    returned = next(op for op in hal.body(function) if op.name == "util.return")
     numbers = set()
-    for value in returned.operands:
-        view = value.owner
-        if isinstance(view, ir.Block) or view.name != "hal.buffer_view.create":
-            continue
-        source = view.opview.source_buffer.owner
+    for _, buffer in hal.returned_view_buffers(function):
+        source = buffer.owner
         while not isinstance(source, ir.Block) and source.name == "hal.buffer.subspan":  # a part of an alloca
             source = source.operands[0].owner
         if not isinstance(source, ir.Block) and source.name == "hal.device.queue.alloca":
@@ -265,14 +261,7 @@ def _mark_replayed(plan: ReplayPlan, function: ir.Operation) -> None:
     and which results are views of the same static buffer on every call (a comma list of
     result positions: the runtime hands out the tensor it exported for one again, unchecked)."""
     statics = {b.name for b in plan.buffers}
-    returned = next(op for op in hal.body(function) if op.name == "util.return")
-    slots = []
-    for position, value in enumerate(returned.operands):
-        view = value.owner
-        if isinstance(view, ir.Block) or view.name != "hal.buffer_view.create":
-            continue
-        if hal.loaded_global(view.opview.source_buffer) in statics:
-            slots.append(str(position))
+    slots = [str(position) for position, buffer in hal.returned_view_buffers(function) if hal.loaded_global(buffer) in statics]
     set_reflection(function, abi.STATIC_RESULTS, "true")
     set_reflection(function, abi.STATIC_RESULT_SLOTS, ",".join(slots))
 

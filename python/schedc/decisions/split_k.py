@@ -56,13 +56,14 @@ def like_measured(shape: OpShape) -> bool:
     return shape.kh * shape.kw > 1 and shape.cout >= MIN_OUT_CHANNELS and shape.work >= MIN_WORK
 
 
-def split_parts(shape: OpShape) -> int:
-    """The parts `shape`'s reduction is split into (1: not split)."""
+def split_parts(shape: OpShape, split_outputs: int = SPLIT_OUTPUTS, max_parts: int = MAX_PARTS) -> int:
+    """The parts `shape`'s reduction is split into (1: not split); the constants are
+    parameters for bench/split_k.py's fit."""
     if not like_measured(shape):
         return 1
     oh, ow = shape.out_hw
     outputs = shape.batch * shape.cout * oh * ow
     parts = 1
-    while parts * 2 <= MAX_PARTS and outputs * parts < SPLIT_OUTPUTS and can_split(shape, parts * 2):
+    while parts * 2 <= max_parts and outputs * parts < split_outputs and can_split(shape, parts * 2):
         parts *= 2
     return parts

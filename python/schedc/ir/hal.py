@@ -78,6 +78,18 @@ def submitting_functions(module: ir.Operation) -> list[ir.Operation]:
     return [f for f in exported_functions(module) if any(o.operation.name.startswith("hal.") for b in f.regions[0].blocks for o in b.operations)]
 
 
+def returned_view_buffers(function: ir.Operation) -> list[tuple[int, ir.Value]]:
+    """(result position, the viewed buffer) of each result the function returns as a
+    `hal.buffer_view.create` of a buffer."""
+    returned = next(op for op in body(function) if op.name == "util.return")
+    found = []
+    for position, value in enumerate(returned.operands):
+        view = value.owner
+        if not isinstance(view, ir.Block) and view.name == "hal.buffer_view.create":
+            found.append((position, view.opview.source_buffer))
+    return found
+
+
 def loaded_global(value: ir.Value) -> str | None:
     """The global that `value` is a `util.global.load` of, or None."""
     owner = value.owner
