@@ -10,6 +10,7 @@ own, so every layer is one dispatch that `schedc tune prepare` can measure alone
     python bench/sweep.py prepare TUNE_DIR MODEL.mlir... [--candidates N]   # tune prepare that also
                                          # measures every config the fit's grid could pick
     python bench/sweep.py fit TUNE_DIR   # fit the GPU cost model on tune prepare + bench results
+    python bench/sweep.py fit-matvec TUNE_DIR   # matvec_config.RANKED_SHAPES from the matvecs' measurements
     python bench/sweep.py judge TUNE_DIR # the current picks (f32 implicit GEMMs, rows-form 1x1
                                          # convolutions) on a tune folder, e.g. a held-out one
     python bench/sweep.py cpu [DB.json]  # measure every shape on this CPU in each mode and
@@ -18,6 +19,7 @@ own, so every layer is one dispatch that `schedc tune prepare` can measure alone
 
 from __future__ import annotations
 
+import math
 import sys
 
 import torch
@@ -65,6 +67,15 @@ BATCH_MATMULS = [(8, 128, 128, 64), (12, 64, 64, 64), (4, 256, 32, 256)]
 # the attention products over them; none of these is a held-out model's shape.
 ODD_MATMULS = [(50, 512, 256), (145, 384, 384), (300, 1024, 256), (300, 256, 1024), (77, 768, 768), (145, 1536, 384)]
 ODD_BATCH_MATMULS = [(6, 145, 145, 64), (6, 145, 64, 145), (4, 50, 50, 64)]
+
+# Matrix-vector products (batch 1): (N, K) of `x @ W` with W stored K x N (a Conv1D, addmm),
+# of nn.Linear (W stored N x K), and batched ones as attention over a cache for one token
+# (heads, positions, head width): P @ V reads V as positions x width (K x N), q @ K^T reads K as
+# positions x width (N x K). Some matrices are larger than the H200's 50 MB L2, as a decode
+# step's weights together are. None is a held-out model's shape.
+MATVECS_KN = [(4096, 1024), (1024, 4096), (1536, 512), (2560, 640), (16384, 4096)]
+MATVECS_NK = [(4096, 1024), (1000, 2048), (1536, 512), (32000, 1024)]
+MATVEC_ATTENTION = [(16, 1024, 64), (8, 256, 128), (32, 2048, 128)]
 
 
 class Layers(nn.Module):
@@ -146,6 +157,43 @@ def odd_matmuls():
     return Layers(layers).eval(), inputs
 
 
+class Matvecs(nn.Module):
+    """Batch-1 products with their matrices as inputs (weights inlined would be 3 GB of text):
+    `x @ W` with W stored K x N (GPT-2's Conv1D), `x @ W.T` with W stored N x K (nn.Linear),
+    and one token's attention over a cache (q @ K^T and P @ V, keys and values heads x
+    positions x width)."""
+
+    def forward(self, *inputs):
+        kn, nk = len(MATVECS_KN), len(MATVECS_NK)
+        pairs = [inputs[2 * i: 2 * i + 2] for i in range(kn + nk)]
+        results = [x @ w for x, w in pairs[:kn]] + [nn.functional.linear(x, w) for x, w in pairs[kn:]]
+        for i in range(len(MATVEC_ATTENTION)):
+            q, keys, values = inputs[2 * (kn + nk) + 3 * i: 2 * (kn + nk) + 3 * i + 3]
+            scores = torch.bmm(q, keys.transpose(1, 2))
+            results += [scores, torch.bmm(torch.softmax(scores.float(), -1).to(q.dtype), values)]
+        return tuple(results)
+
+
+def matvecs():
+    torch.manual_seed(0)
+    inputs = []
+    for n, k in MATVECS_KN:
+        inputs += [torch.randn(1, k), torch.randn(k, n) / k**0.5]
+    for n, k in MATVECS_NK:
+        inputs += [torch.randn(1, k), torch.randn(n, k) / k**0.5]
+    for heads, positions, width in MATVEC_ATTENTION:
+        inputs += [torch.randn(heads, 1, width), torch.randn(heads, positions, width), torch.randn(heads, positions, width)]
+    return Matvecs().eval(), tuple(inputs)
+
+
+def matvec_grid(sig) -> list:
+    """Every vector-distribute config of a matvec (`schedc.decisions.matvec_config.grid`)."""
+    from schedc.decisions import matvec_config
+
+    form = matvec_config.MatvecForm.of(sig)
+    return matvec_config.grid(sig, form) if form is not None else []
+
+
 def simt_grid(sig, padded_only: bool = False) -> list:
     """Every SIMT tiling of a plain f32 matmul's M and N (workgroup 16-64 by 32-128, 1-4 results
     per thread each way, the longest K step, operands staged), and the same tiles with the
@@ -168,7 +216,7 @@ def simt_grid(sig, padded_only: bool = False) -> list:
     return padded if padded_only else found + padded
 
 
-SWEEP = {"odd_matmuls": odd_matmuls, "convs": convs, "wide_convs": wide_convs, "expansions": expansions, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
+SWEEP = {"matvecs": matvecs, "odd_matmuls": odd_matmuls, "convs": convs, "wide_convs": wide_convs, "expansions": expansions, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
 
 
 def _measured(folder: str) -> list:
@@ -223,7 +271,7 @@ def fit(folder: str) -> None:
     from schedc.decisions import kernel_config as kc
 
     kernels = _measured(folder)
-    others = [k for k in kernels if not _is_igemm_f32(k[0])]
+    others = [k for k in kernels if not _is_igemm_f32(k[0]) and not kc.is_matvec(k[0])]  # matvecs: fit_matvec
     names = ("SM_LANES", "SM_LOADS", "UNPROMOTED_READS", "SIMT_STEP_CYCLES", "SM_MMA_FMAS", "SM_STEP_CYCLES")
 
     def share(rates) -> float:
@@ -254,6 +302,70 @@ def fit(folder: str) -> None:
             good, unmeasured = scored[values]
             print(f"f32 implicit GEMMs, {label} {dict(zip(IGEMM_NAMES, values))}: the pick within 1.25x of the fastest "
                   f"for {good} of {len(igemms)} ({unmeasured} picks not measured)")
+
+
+def _matvec_times(folder: str) -> dict:
+    """Per (layout, element type): (signature, IREE's time, {config shape: time}) of each matvec
+    of a tune folder, from the candidates whose outputs matched IREE's (us)."""
+    import json
+    from pathlib import Path
+
+    from schedc.decisions import kernel_config as kc, matvec_config as mc
+    from schedc.tune.prepare import matched_candidates
+
+    manifest = json.loads((Path(folder) / "manifest.json").read_text())
+    results = json.loads((Path(folder) / "results.json").read_text())["kernels"]
+    groups: dict = {}
+    for kernel in manifest["kernels"]:
+        sig = kc.KernelSignature.from_json(kernel["signature"])
+        form = mc.MatvecForm.of(sig)
+        matched = matched_candidates(kernel, results.get(kernel["name"], []))
+        iree = [us for _, config, us in matched if config is None]
+        if form is None or not iree:
+            continue
+        times = {mc.shape_of(form, c): us for _, c, us in matched if c is not None and c.vector_distribute}
+        groups.setdefault((mc.layout(form), sig.element_type), []).append((sig, iree[0], times))
+    return groups
+
+
+def fit_matvec(folder: str, table_size: int = 8) -> None:
+    """RANKED_SHAPES from a tune folder's matvecs: per layout and element type, the config shapes
+    measured on at least half its kernels, by the geometric mean of their time over each
+    kernel's fastest; then each kernel's pick (the first shape that fits) against its fastest
+    config and IREE's own. A layout whose picks are slower than IREE's in geometric mean gets
+    no shapes. Prints the table to paste into matvec_config.py."""
+    from schedc.decisions import matvec_config as mc
+
+    def geomean(values):
+        values = list(values)
+        return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("inf")
+
+    table = {}
+    for key, kernels in sorted(_matvec_times(folder).items()):
+        fastest = [min([iree, *times.values()]) for _, iree, times in kernels]
+        shapes = {shape for _, _, times in kernels for shape in times}
+        score = {}
+        for shape in shapes:
+            ratios = [times[shape] / best for (_, _, times), best in zip(kernels, fastest) if shape in times]
+            if 2 * len(ratios) >= len(kernels):
+                score[shape] = geomean(ratios)
+        ranked = tuple(sorted(score, key=lambda shape: (score[shape], shape))[:table_size])
+        print(f"{key[0]} {key[1]}: {len(kernels)} kernels, {len(shapes)} shapes measured")
+        picks = []
+        for (sig, iree, times), best in zip(kernels, fastest):
+            config = mc.heuristic(sig, {key: ranked})
+            pick = times.get(mc.shape_of(mc.MatvecForm.of(sig), config)) if config else None
+            picks.append((pick or iree, iree, best))
+            print(f"  {sig.describe():<36} IREE {iree:8.2f} us  fastest {best:8.2f}  pick {pick if pick else float('nan'):8.2f} "
+                  f"({(pick or iree) / best:.2f}x fastest, {iree / (pick or iree):.2f}x faster than IREE's)")
+        over_iree = geomean(iree / pick for pick, iree, _ in picks)
+        print(f"  picks: {geomean(p / b for p, _, b in picks):.3f}x the fastest, {over_iree:.2f}x faster than IREE's (geometric means)")
+        if over_iree > 1:
+            table[key] = ranked
+    print("RANKED_SHAPES = {")
+    for key, shapes in table.items():
+        print(f"    {key!r}: {shapes!r},")
+    print("}")
 
 
 def judge(folder: str) -> None:
@@ -335,7 +447,7 @@ def prepare(folder: str, models: list[str], candidates: int, padded_only: bool =
     from schedc.decisions import kernel_config as kc
 
     def extra(sig):  # and the plain SIMT tiles a rows-form contraction had before
-        return igemm_grid_picks(sig) + (kc._simt_candidates(sig, candidates) if kc.rows_form(sig) else []) + simt_grid(sig, padded_only)
+        return igemm_grid_picks(sig) + (kc._simt_candidates(sig, candidates) if kc.rows_form(sig) else []) + simt_grid(sig, padded_only) + matvec_grid(sig)
 
     manifest = tune_prepare(models, folder, TuneOptions(resolve_target("cuda"), candidates=candidates, extra=extra))
     configs = sum(len(k["configs"]) for k in manifest["kernels"])
@@ -399,6 +511,8 @@ if __name__ == "__main__":
         import_models(args.folder, args.dtypes, args.models)
     elif len(sys.argv) == 3 and sys.argv[1] == "fit":
         fit(sys.argv[2])
+    elif len(sys.argv) == 3 and sys.argv[1] == "fit-matvec":
+        fit_matvec(sys.argv[2])
     elif len(sys.argv) == 3 and sys.argv[1] == "judge":
         judge(sys.argv[2])
     elif len(sys.argv) >= 4 and sys.argv[1] == "prepare":

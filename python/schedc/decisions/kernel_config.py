@@ -136,10 +136,19 @@ class KernelConfig:
     # tile lists then follow the loops of `igemm_form(sig)` (the convolution's parallel loops,
     # then one reduction over channels and window together), not the convolution's own.
     igemm: bool = False
+    # IREE's VectorDistribute pipeline, as IREE spells its own matrix-vector configs (a batch-1
+    # linear layer; `schedc.decisions.matvec_config`): per loop, how many of a subgroup's 32
+    # lanes and how many of the workgroup's subgroups lie along it. `thread` is then one lane's
+    # tile of a step and `reduction` the partial reduction a workgroup makes per step.
+    lane_basis: tuple[int, ...] = ()
+    subgroup_basis: tuple[int, ...] = ()
 
     def __post_init__(self):
         if not (len(self.workgroup) == len(self.reduction) == len(self.thread)):
             raise ValueError(f"tile lists of different lengths: {self}")
+        if self.lane_basis or self.subgroup_basis:
+            self._check_vector_distribute()
+            return
         if self.mma:
             if self.mma not in MMA_INTRINSICS or len(self.subgroup) != len(self.workgroup):
                 raise ValueError(f"a tensor-core config needs a known intrinsic and a subgroup tile per loop: {self}")
@@ -152,10 +161,28 @@ class KernelConfig:
         if self.workgroup_size > MAX_THREADS:
             raise ValueError(f"a workgroup of {self.workgroup_size} threads; CUDA and ROCm GPUs run at most {MAX_THREADS}: {self}")
 
+    def _check_vector_distribute(self) -> None:
+        if self.mma or not (len(self.lane_basis) == len(self.subgroup_basis) == len(self.workgroup)):
+            raise ValueError(f"a vector-distribute config needs lanes and subgroups per loop, and no intrinsic: {self}")
+        if math.prod(self.lane_basis) != SUBGROUP:
+            raise ValueError(f"lanes {self.lane_basis} are not one subgroup of {SUBGROUP}: {self}")
+        for wg, red, th, lanes, groups in zip(self.workgroup, self.reduction, self.thread, self.lane_basis, self.subgroup_basis):
+            spread = lanes * groups * th
+            if th and spread not in (wg, red):
+                raise ValueError(f"lanes x subgroups x thread tile {spread} is neither the workgroup tile {wg} nor the step {red}: {self}")
+        if self.workgroup_size > MAX_THREADS:
+            raise ValueError(f"a workgroup of {self.workgroup_size} threads; CUDA and ROCm GPUs run at most {MAX_THREADS}: {self}")
+
+    @property
+    def vector_distribute(self) -> bool:
+        return bool(self.lane_basis)
+
     @property
     def workgroup_size(self) -> int:
         if self.mma:
             return SUBGROUP * self.subgroups
+        if self.vector_distribute:
+            return SUBGROUP * math.prod(self.subgroup_basis)
         size = 1
         for wg, th in zip(self.workgroup, self.thread):
             if th:
@@ -195,6 +222,9 @@ class KernelConfig:
 
         promoted = f" promote{list(self.promote)}" if self.promote else ""
         igemm = "igemm " if self.igemm else ""
+        if self.vector_distribute:
+            return (f"vector wg {tiles(self.workgroup)} k {tiles(self.reduction)} th {tiles(self.thread)} "
+                    f"lanes {'x'.join(map(str, self.lane_basis))} sg {'x'.join(map(str, self.subgroup_basis))}")
         if self.mma:
             return f"{igemm}wg {tiles(self.workgroup)} k {tiles(self.reduction)} sg {tiles(self.subgroup)} {self.mma}{promoted}"
         padded = " padded" if self.padding else ""
@@ -206,6 +236,14 @@ class KernelConfig:
         def ints(values):
             return "[" + ", ".join(str(v) for v in values) + "]"
 
+        if self.vector_distribute:  # spelled as IREE 3.13's own matrix-vector configs are
+            loops = ints(range(len(self.workgroup)))
+            lowering = (f"lane_basis = [{ints(self.lane_basis)}, {loops}], partial_reduction = {ints(self.reduction)}, "
+                        f"subgroup_basis = [{ints(self.subgroup_basis)}, {loops}], thread = {ints(self.thread)}, workgroup = {ints(self.workgroup)}")
+            return ("#iree_codegen.compilation_info<"
+                    f"lowering_config = #iree_gpu.lowering_config<{{{lowering}}}>, "
+                    "translation_info = #iree_codegen.translation_info<pipeline = #iree_gpu.pipeline<VectorDistribute> "
+                    f"workgroup_size = [{self.workgroup_size}, 1, 1] subgroup_size = {SUBGROUP}>>")
         if self.mma:  # spelled as IREE 3.13's own tensor-core configs are
             padding = f"padding = {ints(self.padding)}, " if self.padding else ""
             lowering = (f"convert_acc_gemm, mma_kind = #iree_gpu.mma_layout<{self.mma}>, {padding}promote_operands = {ints(self.promote)}, "
@@ -231,12 +269,15 @@ class KernelConfig:
             data["padding"] = list(self.padding)
         if self.igemm:
             data["igemm"] = True
+        if self.vector_distribute:
+            data.update(lane_basis=list(self.lane_basis), subgroup_basis=list(self.subgroup_basis))
         return data
 
     @staticmethod
     def from_json(data: dict) -> "KernelConfig":
         return KernelConfig(tuple(data["workgroup"]), tuple(data["reduction"]), tuple(data["thread"]), tuple(data.get("promote", ())),
-                            data.get("mma", ""), tuple(data.get("subgroup", ())), tuple(data.get("padding", ())), bool(data.get("igemm", False)))
+                            data.get("mma", ""), tuple(data.get("subgroup", ())), tuple(data.get("padding", ())), bool(data.get("igemm", False)),
+                            tuple(data.get("lane_basis", ())), tuple(data.get("subgroup_basis", ())))
 
 
 # Tensor-core intrinsics of IREE 3.13's sm_80 target (its `mma` list) that schedc uses, by
@@ -439,6 +480,10 @@ def candidate_configs(sig: KernelSignature, limit: int = 12) -> list[KernelConfi
     1-4 elements per thread. Other kinds: none (IREE's choice stands)."""
     if sig.kind not in TILED_KINDS + POOLING_KINDS + ELEMENTWISE_KINDS or not sig.parallel_loops:
         return []
+    if is_matvec(sig):
+        from schedc.decisions import matvec_config  # it builds on this module's types
+
+        return matvec_config.candidates(sig, limit)
     form = igemm_form(sig)
     if form is not None:
         return _igemm_candidates(sig, form, limit)
@@ -916,6 +961,10 @@ def estimate(sig: KernelSignature, config: KernelConfig, chip: Chip | None = Non
     """The analytic estimate of a config (lower is better), as the heuristic ranks them: the
     tensor-core model for a tensor-core config, else the SIMT one."""
     sms = (chip or CHIPS["cuda"]).sms
+    if config.vector_distribute:
+        from schedc.decisions import matvec_config  # it builds on this module's types
+
+        return matvec_config.rank(sig, config)
     if config.igemm:
         sig = igemm_form(sig) or sig
     if config.mma:
@@ -992,8 +1041,14 @@ def heuristic_config(sig: KernelSignature, chip: Chip | None = None) -> KernelCo
     IREE's default leaves most SMs idle; elsewhere IREE's own choice is kept."""
     if sig.kind in SCATTER_KINDS:
         return scatter_config(sig)
-    if sig.kind not in TILED_KINDS + POOLING_KINDS or sig.chained or is_matvec(sig):
+    if sig.kind not in TILED_KINDS + POOLING_KINDS or sig.chained:
         return None
+    if is_matvec(sig):
+        if (chip or CHIPS["cuda"]) is not CHIPS["cuda"]:
+            return None  # measured on the H200 alone, in 32-lane subgroups
+        from schedc.decisions import matvec_config  # it builds on this module's types
+
+        return matvec_config.heuristic(sig)
     padded = padded_simt_config(sig)
     if padded is not None:
         return padded

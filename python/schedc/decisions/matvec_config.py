@@ -1,0 +1,166 @@
+"""Matrix-vector products (a batch-1 linear layer, a decode step's projections, attention over
+a KV cache for one token): configs over IREE's VectorDistribute pipeline. Pure Python over
+`KernelSignature` data.
+
+IREE 3.13's own config for every matvec is one output per workgroup of 32 lanes, each lane
+reading 8 consecutive elements of the reduction per step (`thread = [0, 0, 8]`, `lane_basis`
+along K). That reads the matrix contiguously only where K is its innermost dimension (the
+weight of `nn.Linear`, N x K). A matrix stored K x N (`x @ W`: GPT-2's Conv1D, `torch.addmm`;
+attention's P @ V over the cache) is then read one element per 32-byte sector, each by a
+different workgroup. A config here puts a subgroup's lanes along the output where the matrix
+is contiguous along it (each lane a few adjacent outputs), and the workgroup's subgroups along
+K, whose partial sums IREE adds at the end:
+
+    matrix K x N, f16:  workgroup [1, 64, 0]  lanes [1, 32, 1]  subgroups [1, 1, 8]
+                        thread [0, 2, 8]      partial reduction [0, 0, 64]
+    one workgroup: 64 outputs, 8 subgroups of 8 K rows a step, each row read as 128 bytes
+
+Where K is innermost, the lanes stay along K (as IREE's) and a workgroup may take several
+outputs, one subgroup each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from schedc.decisions.kernel_config import SUBGROUP, KernelConfig, KernelSignature, contraction_roles, map_terms
+
+_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+# A lane's widest load: 16 bytes.
+LOAD_BYTES = 16
+
+
+@dataclass(frozen=True)
+class MatvecForm:
+    """Which loop is which in a matrix-vector product."""
+
+    batch: tuple[int, ...]  # loops both operands index (attention's heads)
+    ones: tuple[int, ...]  # parallel loops of range 1 (the vector's M, or N)
+    out: int  # the output loop the matrix indexes besides K
+    k: int
+    matrix: int  # the matrix's operand index
+    k_inner: bool  # K is the matrix's innermost dimension (nn.Linear's N x K)
+
+    @staticmethod
+    def of(sig: KernelSignature) -> "MatvecForm | None":
+        """The form of a contraction with M or N of 1 and plain projections as maps, else None."""
+        roles = contraction_roles(sig)
+        if roles is None or sig.element_type not in _BYTES:
+            return None
+        batch, m, n, k = roles
+        if sig.loops[m] != 1 and sig.loops[n] != 1:
+            return None
+        out = n if sig.loops[m] == 1 else m
+        ones = tuple(i for i in (m, n) if i != out)
+        matrix = next((i for i in (0, 1) if _indexes(sig.indexing_maps[i], out)), None)
+        if matrix is None:
+            return None
+        inner = map_terms(sig.indexing_maps[matrix])[-1]
+        return MatvecForm(tuple(batch), ones, out, k, matrix, inner == [(k, 1)])
+
+
+def _indexes(text: str, loop: int) -> bool:
+    terms = map_terms(text)
+    return terms is not None and any(sums == [(loop, 1)] for sums in terms)
+
+
+def make_config(sig: KernelSignature, form: MatvecForm, out_lanes: int, out_thread: int, out_groups: int,
+                k_groups: int, k_thread: int) -> KernelConfig | None:
+    """A config with `out_lanes` of the 32 lanes along the output (the rest along K), each lane
+    `out_thread` outputs and `k_thread` K elements a step, and `out_groups` x `k_groups`
+    subgroups; None where the tiles do not divide the loops."""
+    if SUBGROUP % out_lanes:
+        return None
+    k_lanes = SUBGROUP // out_lanes
+    size = len(sig.loops)
+    workgroup, reduction, thread = [0] * size, [0] * size, [0] * size
+    lanes, groups = [1] * size, [1] * size
+    for i in (*form.batch, *form.ones):
+        workgroup[i] = 1
+    workgroup[form.out] = out_lanes * out_thread * out_groups
+    reduction[form.k] = k_lanes * k_groups * k_thread
+    thread[form.out], thread[form.k] = out_thread, k_thread
+    lanes[form.out], lanes[form.k] = out_lanes, k_lanes
+    groups[form.out], groups[form.k] = out_groups, k_groups
+    if sig.loops[form.out] % workgroup[form.out] or sig.loops[form.k] % reduction[form.k]:
+        return None
+    if SUBGROUP * out_groups * k_groups > 1024:
+        return None
+    return KernelConfig(tuple(workgroup), tuple(reduction), tuple(thread), lane_basis=tuple(lanes), subgroup_basis=tuple(groups))
+
+
+def grid(sig: KernelSignature, form: MatvecForm) -> list[KernelConfig]:
+    """Every config of the shapes worth measuring. Where the matrix is contiguous along the
+    output: 8-32 lanes along it, each loading 4-16 bytes of a row, 2-8 subgroups along K, 2-8
+    K rows a lane takes a step. Where K is innermost: 1-4 lanes along the output (rows of 64
+    elements or fewer fill a subgroup), loads of 8-16 bytes along K, 1-8 subgroups along the
+    output (outputs a workgroup makes) and 1-4 along K."""
+    elem = _BYTES[sig.element_type]
+    widths = [w for w in (1, 2, 4, 8) if 4 <= w * elem <= LOAD_BYTES]
+    if form.k_inner:
+        shapes = [(ol, 1, og, kg, kt) for ol in (1, 2, 4) for og in (1, 2, 4, 8) for kg in (1, 2, 4) for kt in widths if kt * elem >= 8]
+    else:
+        shapes = [(ol, ot, 1, kg, kt) for ol in (8, 16, 32) for ot in widths for kg in (2, 4, 8) for kt in (2, 4, 8)]
+    found = []
+    for shape in shapes:
+        config = make_config(sig, form, *shape)
+        if config is not None and config not in found:
+            found.append(config)
+    return found
+
+
+# -- the choice -------------------------------------------------------------------------------
+# Per matrix layout ("kn": contiguous along the output; "nk": K innermost) and element type, the
+# config shapes (`make_config`'s out_lanes, out_thread, out_groups, k_groups, k_thread) in the
+# order of their geometric mean time over the synthetic sweep's matvecs, relative to each one's
+# fastest config (bench/sweep.py MATVECS_*, MATVEC_ATTENTION; `python bench/sweep.py
+# fit-matvec DIR` on `schedc tune bench`'s measurements, H200). The choice is the first shape
+# whose tiles divide the kernel's loops. No layout listed: IREE's own config measured best.
+# Fitted on 30 matvecs (2,038 configs, H200): the picks 1.07x the fastest config (geometric
+# mean) and 2.38x faster than IREE's own for "kn" f16, 1.07x and 2.24x for f32; 1.12x and 1.50x
+# for "nk" f16, 1.05x and 1.57x for f32.
+RANKED_SHAPES: dict[tuple[str, str], tuple[tuple[int, int, int, int, int], ...]] = {
+    ("kn", "f16"): ((8, 2, 1, 4, 8), (8, 2, 1, 4, 2), (8, 2, 1, 4, 4), (8, 4, 1, 4, 4), (8, 4, 1, 4, 8), (8, 2, 1, 2, 8), (8, 4, 1, 4, 2), (8, 2, 1, 2, 2)),
+    ("kn", "f32"): ((8, 1, 1, 4, 8), (8, 1, 1, 4, 4), (8, 2, 1, 4, 8), (8, 2, 1, 4, 4), (8, 2, 1, 4, 2), (8, 1, 1, 4, 2), (8, 1, 1, 2, 8), (8, 1, 1, 2, 2)),
+    ("nk", "f16"): ((2, 1, 1, 4, 4), (2, 1, 1, 2, 8), (2, 1, 1, 4, 8), (1, 1, 4, 1, 8), (2, 1, 8, 1, 4), (1, 1, 4, 2, 8), (2, 1, 2, 2, 8), (1, 1, 8, 1, 8)),
+    ("nk", "f32"): ((1, 1, 8, 4, 4), (1, 1, 8, 2, 4), (2, 1, 8, 1, 4), (1, 1, 8, 4, 2), (2, 1, 2, 4, 4), (2, 1, 8, 2, 2), (2, 1, 4, 4, 4), (2, 1, 8, 2, 4)),
+}
+
+
+def layout(form: MatvecForm) -> str:
+    return "nk" if form.k_inner else "kn"
+
+
+def shape_of(form: MatvecForm, config: KernelConfig) -> tuple[int, int, int, int, int]:
+    """`make_config`'s arguments that give `config`."""
+    return (config.lane_basis[form.out], config.thread[form.out], config.subgroup_basis[form.out],
+            config.subgroup_basis[form.k], config.thread[form.k])
+
+
+def rank(sig: KernelSignature, config: KernelConfig, table=None) -> float:
+    """A config's place in its layout's ranked shapes (lower is better; unranked last)."""
+    form = MatvecForm.of(sig)
+    shapes = (RANKED_SHAPES if table is None else table).get((layout(form), sig.element_type), ())
+    shape = shape_of(form, config)
+    return float(shapes.index(shape)) if shape in shapes else float(len(shapes))
+
+
+def candidates(sig: KernelSignature, limit: int) -> list[KernelConfig]:
+    """The grid's configs, the ranked shapes first."""
+    form = MatvecForm.of(sig)
+    if form is None:
+        return []
+    ranked = sorted(grid(sig, form), key=lambda c: (rank(sig, c), c.label()))
+    return ranked[:limit]
+
+
+def heuristic(sig: KernelSignature, table=None) -> KernelConfig | None:
+    """The first ranked shape that fits the kernel; None where IREE's own config stands."""
+    form = MatvecForm.of(sig)
+    if form is None:
+        return None
+    for shape in (RANKED_SHAPES if table is None else table).get((layout(form), sig.element_type), ()):
+        config = make_config(sig, form, *shape)
+        if config is not None:
+            return config
+    return None
