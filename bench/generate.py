@@ -1,11 +1,12 @@
 """Text generation through a generation module (schedc import --generate) against Hugging Face.
 
-    python bench/generate.py prepare DIR [--dtype f16] [--no-tuning]   (here: imports and compiles, no GPU)
+    python bench/generate.py prepare DIR [--dtype f16] [--no-tuning] [--model llama]   (here: imports and compiles, no GPU)
     python bench/generate.py run DIR [--dtype f16] [--graphs]          (on the GPU machine: runtime, torch, transformers)
     python bench/generate.py profile DIR [--dtype f16]                 (on the GPU machine, with ncu: the decode step's kernels)
     python bench/generate.py memory DIR [--dtype f16]                  (on the GPU machine: device memory after each bucket)
 
-`prepare` imports GPT-2 small's architecture (GPT2Config's defaults, 124M parameters, random
+Every step takes `--model`: `gpt2` (the default) or `llama`, a Llama architecture of GPT-2
+small's size (grouped-query attention, 12 query and 4 key-value heads). `prepare` imports GPT-2 small's architecture (GPT2Config's defaults, 124M parameters, random
 weights from seed 0), in f32 or f16, as a generation module (prefill buckets 32, 64, 128; a 512-position
 cache; weights in an archive, not in the module) and compiles it for cuda twice: IREE's stream
 execution, and replay (--execution=graphs). `run` writes the archive there from seed 0
@@ -45,51 +46,68 @@ def gpt2_small_lm():
     return model, torch.zeros(1, 8, dtype=torch.long)
 
 
-def prompt_ids() -> list[int]:
+def llama_lm():
+    """A Llama-architecture decoder of GPT-2 small's size (12 layers, width 768, 12 query and 4
+    key-value heads, 32,000 tokens: 125M parameters), random weights from seed 0."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(hidden_size=768, intermediate_size=2048, num_hidden_layers=12, num_attention_heads=12, num_key_value_heads=4,
+                         vocab_size=32000, max_position_embeddings=1024, attn_implementation="eager")
+    return LlamaForCausalLM(config).eval(), torch.zeros(1, 8, dtype=torch.long)
+
+
+# --model: the factory of each generation model (held out: never tuned on).
+MODELS = {"gpt2": gpt2_small_lm, "llama": llama_lm}
+VOCAB = {"gpt2": 50257, "llama": 32000}
+
+
+def prompt_ids(vocab: int = 50257) -> list[int]:
     import numpy as np
 
-    return np.random.default_rng(1).integers(0, 50257, PROMPT).tolist()
+    return np.random.default_rng(1).integers(0, vocab, PROMPT).tolist()
 
 
-def prepare(folder: Path, dtype: str, tuning: bool) -> None:
+def prepare(folder: Path, dtype: str, tuning: bool, name: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     schedc = [sys.executable, "-m", "schedc.tools.schedc"]
-    mlir, archive = folder / f"gpt2.{dtype}.mlir", folder / f"gpt2.{dtype}.irpa"
+    mlir, archive = folder / f"{name}.{dtype}.mlir", folder / f"{name}.{dtype}.irpa"
     started = time.perf_counter()
-    subprocess.run([*schedc, "import", f"{__file__}:gpt2_small_lm", "--generate", f"--dtype={dtype}",
+    subprocess.run([*schedc, "import", f"{__file__}:{MODELS[name].__name__}", "--generate", f"--dtype={dtype}",
                     f"--seq-buckets={','.join(map(str, BUCKETS))}", f"--max-seq={MAX_SEQ}", f"--params={archive}", "-o", str(mlir)], check=True)
     print(f"imported in {time.perf_counter() - started:.0f} s", flush=True)
     archive.unlink()  # the GPU machine writes its own, from the seed
     for execution in ("streams", "graphs"):
         started = time.perf_counter()
         subprocess.run([*schedc, str(mlir), "--target=cuda", f"--execution={execution}", *([] if tuning else ["--no-tuning"]),
-                        "-o", str(folder / f"gpt2.{dtype}.{execution}.vmfb")], check=True)
+                        "-o", str(folder / f"{name}.{dtype}.{execution}.vmfb")], check=True)
         print(f"compiled {execution} in {time.perf_counter() - started:.0f} s", flush=True)
     mlir.unlink()
 
 
-def seed_archive(folder: Path, dtype: str) -> Path:
+def seed_archive(folder: Path, dtype: str, name: str) -> Path:
     """The modules' weights from seed 0, written on this machine the first time."""
-    archive = folder / f"gpt2.{dtype}.seed0.irpa"
+    archive = folder / f"{name}.{dtype}.seed0.irpa"
     if not archive.exists():
-        subprocess.run([sys.executable, "-m", "schedc.tools.schedc", "params", "save", f"{__file__}:gpt2_small_lm", "--seed", "0",
+        subprocess.run([sys.executable, "-m", "schedc.tools.schedc", "params", "save", f"{__file__}:{MODELS[name].__name__}", "--seed", "0",
                         "--dtype", dtype, "-o", str(archive)], check=True)
     return archive
 
 
-def run(folder: Path, dtype: str, execution: str) -> None:
+def run(folder: Path, dtype: str, execution: str, name: str) -> None:
     import schedc
 
-    archive = seed_archive(folder, dtype)
-    prompt = prompt_ids()
-    module = schedc.load(str(folder / f"gpt2.{dtype}.{execution}.vmfb"), device="cuda", params=str(archive))
+    archive = seed_archive(folder, dtype, name)
+    prompt = prompt_ids(VOCAB[name])
+    module = schedc.load(str(folder / f"{name}.{dtype}.{execution}.vmfb"), device="cuda", params=str(archive))
     times = []
     for _ in range(3):
         tokens, prefill, decode = timed(module.generate_iter(prompt, NEW))
         times.append((prefill, decode))
     prefill, decode = min(times)
     print(f"schedc {dtype} {execution}: prefill {prefill:.2f} ms, decode {decode:.3f} ms/token (median), {1e3 / decode:.0f} tokens/s", flush=True)
-    model, _ = gpt2_small_lm()
+    model, _ = MODELS[name]()
     model = (model.half() if dtype == "f16" else model).cuda()
     reference, hf = hf_generate(model, prompt)
     print(f"HF eager, static cache: prefill {hf['prefill']:.2f} ms, decode {hf['decode']:.3f} ms/token, {1e3 / hf['decode']:.0f} tokens/s")
@@ -103,19 +121,19 @@ def run(folder: Path, dtype: str, execution: str) -> None:
 PROFILED_STEPS = 4
 
 
-def profile(folder: Path, dtype: str) -> None:
+def profile(folder: Path, dtype: str, name: str) -> None:
     """The replayed decode step's kernels (Nsight Compute) against its wall time, and the same for
     HF's decode step under reduce-overhead: what a step costs beyond its kernels. Three processes:
     the wall times without a profiler, then each one's marked steps under ncu (HF's with profiling
     started only around its steps: its compile and warm-up launch thousands of kernels)."""
-    walls = folder / f"decode.{dtype}.walls.json"
-    subprocess.run([sys.executable, __file__, "profiled", str(folder), "--dtype", dtype, "--who", "walls"], check=True)
+    walls = folder / f"decode.{name}.{dtype}.walls.json"
+    subprocess.run([sys.executable, __file__, "profiled", str(folder), "--dtype", dtype, "--who", "walls", "--model", name], check=True)
     walls = json.loads(walls.read_text())
     print(f"{dtype} decode step, ms (median of {NEW - 1}, no profiler): {json.dumps(walls)}", flush=True)
     for who, extra in (("schedc", []), ("reduce-overhead", ["--profile-from-start", "off"])):
-        log = folder / f"decode.{dtype}.{who}.ncu.csv"
+        log = folder / f"decode.{name}.{dtype}.{who}.ncu.csv"
         command = ["ncu", "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv", *extra, "--log-file", str(log),
-                   sys.executable, __file__, "profiled", str(folder), "--dtype", dtype, "--who", who]
+                   sys.executable, __file__, "profiled", str(folder), "--dtype", dtype, "--who", who, "--model", name]
         done = subprocess.run(command, check=False, capture_output=True, text=True)
         if done.returncode:
             ncu_log = log.read_text()[-3000:] if log.exists() else ""
@@ -129,26 +147,26 @@ def profile(folder: Path, dtype: str) -> None:
               f"steps); {wall_us:.1f} us per step (median of {NEW - 1}, no profiler); {wall_us - kernel_us:.1f} us beyond the kernels",
               flush=True)
         by_name: dict[str, list[float]] = {}
-        for name, us in steps[len(steps) // 2]:
-            by_name.setdefault(name[:100], []).append(us)
-        for name, times in sorted(by_name.items(), key=lambda item: -sum(item[1]))[:20]:
-            print(f"    {sum(times):8.1f} us  x{len(times):<3} {name}")
+        for kernel, us in steps[len(steps) // 2]:
+            by_name.setdefault(kernel[:100], []).append(us)
+        for kernel, times in sorted(by_name.items(), key=lambda item: -sum(item[1]))[:20]:
+            print(f"    {sum(times):8.1f} us  x{len(times):<3} {kernel}")
 
 
-def profiled(folder: Path, dtype: str, who: str) -> None:
+def profiled(folder: Path, dtype: str, who: str, name: str) -> None:
     """One process of `profile`: `walls` times full generations; `schedc` and `reduce-overhead`
     run PROFILED_STEPS decode steps, a marker kernel before each."""
     import schedc
     import torch
 
-    prompt = prompt_ids()
+    prompt = prompt_ids(VOCAB[name])
     walls = {}
     if who in ("walls", "schedc"):
-        archive = seed_archive(folder, dtype)
+        archive = seed_archive(folder, dtype, name)
         # Under ncu, the stream module: its kernels are the replayed one's (ncu failed with a
         # segmentation fault on IREE's graph launches on the H200 machine).
         execution = "graphs" if who == "walls" else "streams"
-        module = schedc.load(str(folder / f"gpt2.{dtype}.{execution}.vmfb"), device="cuda", params=str(archive))
+        module = schedc.load(str(folder / f"{name}.{dtype}.{execution}.vmfb"), device="cuda", params=str(archive))
         if who == "walls":
             walls["schedc"] = min(timed(module.generate_iter(prompt, NEW))[2] for _ in range(3))
         else:
@@ -159,14 +177,14 @@ def profiled(folder: Path, dtype: str, who: str) -> None:
                 torch.cuda.synchronize()
                 next(tokens)
             return
-    model, _ = gpt2_small_lm()
+    model, _ = MODELS[name]()
     model = (model.half() if dtype == "f16" else model).cuda()
     _, walls["reduce-overhead"] = hf_reduce_overhead(model, prompt, marked_steps=PROFILED_STEPS if who != "walls" else 0)
     if who == "walls":
-        (folder / f"decode.{dtype}.walls.json").write_text(json.dumps(walls))
+        (folder / f"decode.{name}.{dtype}.walls.json").write_text(json.dumps(walls))
 
 
-def memory(folder: Path, dtype: str) -> None:
+def memory(folder: Path, dtype: str, name: str) -> None:
     """The replayed module's device memory beyond torch's context (the driver's free memory)
     and IREE's allocator statistics: after loading (weights, cache, static buffers), then
     after each prefill bucket and decode steps have run (a bucket's first call records its
@@ -181,8 +199,8 @@ def memory(folder: Path, dtype: str) -> None:
         torch.cuda.synchronize()
         return f"{(free - torch.cuda.mem_get_info()[0]) / 2**20:.1f} MiB"
 
-    archive = seed_archive(folder, dtype)
-    module = schedc.load(str(folder / f"gpt2.{dtype}.graphs.vmfb"), device="cuda", params=str(archive))
+    archive = seed_archive(folder, dtype, name)
+    module = schedc.load(str(folder / f"{name}.{dtype}.graphs.vmfb"), device="cuda", params=str(archive))
     print(f"loaded: {used()}; {module.allocator_statistics()}", flush=True)
     for bucket in BUCKETS:
         list(module.generate_iter(prompt_ids()[:bucket], 3))
@@ -287,18 +305,19 @@ def main() -> None:
     parser.add_argument("--no-tuning", action="store_true", help="prepare: IREE's own kernel configs")
     parser.add_argument("--graphs", action="store_true", help="run: the replayed module (a process runs one CUDA mode)")
     parser.add_argument("--reduce-overhead", action="store_true", help="run: also HF's decode step under torch.compile(mode='reduce-overhead')")
+    parser.add_argument("--model", default="gpt2", choices=sorted(MODELS), help="gpt2: GPT-2 small; llama: a Llama of its size")
     parser.add_argument("--who", default="walls", choices=("walls", "schedc", "reduce-overhead"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.step == "prepare":
-        prepare(Path(args.folder), args.dtype, not args.no_tuning)
+        prepare(Path(args.folder), args.dtype, not args.no_tuning, args.model)
     elif args.step == "profile":
-        profile(Path(args.folder), args.dtype)
+        profile(Path(args.folder), args.dtype, args.model)
     elif args.step == "memory":
-        memory(Path(args.folder), args.dtype)
+        memory(Path(args.folder), args.dtype, args.model)
     elif args.step == "profiled":
-        profiled(Path(args.folder), args.dtype, args.who)
+        profiled(Path(args.folder), args.dtype, args.who, args.model)
     else:
-        run(Path(args.folder), args.dtype, "graphs" if args.graphs else "streams")
+        run(Path(args.folder), args.dtype, "graphs" if args.graphs else "streams", args.model)
 
 
 if __name__ == "__main__":

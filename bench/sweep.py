@@ -10,7 +10,7 @@ own, so every layer is one dispatch that `schedc tune prepare` can measure alone
     python bench/sweep.py prepare TUNE_DIR MODEL.mlir... [--candidates N]   # tune prepare that also
                                          # measures every config the fit's grid could pick
     python bench/sweep.py fit TUNE_DIR   # fit the GPU cost model on tune prepare + bench results
-    python bench/sweep.py fit-matvec TUNE_DIR   # matvec_config.RANKED_SHAPES from the matvecs' measurements
+    python bench/sweep.py fit-matvec TUNE_DIR...   # kernel_config.matvec's table from the matvecs' measurements
     python bench/sweep.py judge TUNE_DIR # the current picks (f32 implicit GEMMs, rows-form 1x1
                                          # convolutions) on a tune folder, e.g. a held-out one
     python bench/sweep.py cpu [DB.json]  # measure every shape on this CPU in each mode and
@@ -76,6 +76,10 @@ ODD_BATCH_MATMULS = [(6, 145, 145, 64), (6, 145, 64, 145), (4, 50, 50, 64)]
 MATVECS_KN = [(4096, 1024), (1024, 4096), (1536, 512), (2560, 640), (16384, 4096)]
 MATVECS_NK = [(4096, 1024), (1000, 2048), (1536, 512), (32000, 1024)]
 MATVEC_ATTENTION = [(16, 1024, 64), (8, 256, 128), (32, 2048, 128)]
+# Few outputs and a long K (a model's down projection, attention over a long cache), K x N:
+# (N, K); (heads, positions, width)
+NARROW_MATVECS_KN = [(512, 2048), (640, 4096), (384, 1536), (1024, 8192)]
+NARROW_ATTENTION = [(8, 2048, 64), (4, 4096, 96)]
 
 
 class Layers(nn.Module):
@@ -157,6 +161,26 @@ def odd_matmuls():
     return Layers(layers).eval(), inputs
 
 
+class NarrowMatvecs(nn.Module):
+    """`x @ W` (W stored K x N) and P @ V over a cache, with few outputs and long reductions."""
+
+    def forward(self, *inputs):
+        count = len(NARROW_MATVECS_KN)
+        results = [inputs[2 * i] @ inputs[2 * i + 1] for i in range(count)]
+        results += [torch.bmm(p, v) for p, v in zip(inputs[2 * count::2], inputs[2 * count + 1::2])]
+        return tuple(results)
+
+
+def narrow_matvecs():
+    torch.manual_seed(0)
+    inputs = []
+    for n, k in NARROW_MATVECS_KN:
+        inputs += [torch.randn(1, k), torch.randn(k, n) / k**0.5]
+    for heads, positions, width in NARROW_ATTENTION:
+        inputs += [torch.softmax(torch.randn(heads, 1, positions), -1), torch.randn(heads, positions, width)]
+    return NarrowMatvecs().eval(), tuple(inputs)
+
+
 class Matvecs(nn.Module):
     """Batch-1 products with their matrices as inputs (weights inlined would be 3 GB of text):
     `x @ W` with W stored K x N (GPT-2's Conv1D), `x @ W.T` with W stored N x K (nn.Linear),
@@ -187,11 +211,11 @@ def matvecs():
 
 
 def matvec_grid(sig) -> list:
-    """Every vector-distribute config of a matvec (`schedc.decisions.matvec_config.grid`)."""
-    from schedc.decisions import matvec_config
+    """Every vector-distribute config of a matvec (`schedc.decisions.kernel_config.matvec.grid`)."""
+    from schedc.decisions.kernel_config import matvec
 
-    form = matvec_config.MatvecForm.of(sig)
-    return matvec_config.grid(sig, form) if form is not None else []
+    form = matvec.MatvecForm.of(sig)
+    return matvec.grid(sig, form) if form is not None else []
 
 
 def simt_grid(sig, padded_only: bool = False) -> list:
@@ -216,7 +240,7 @@ def simt_grid(sig, padded_only: bool = False) -> list:
     return padded if padded_only else found + padded
 
 
-SWEEP = {"matvecs": matvecs, "odd_matmuls": odd_matmuls, "convs": convs, "wide_convs": wide_convs, "expansions": expansions, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
+SWEEP = {"matvecs": matvecs, "narrow_matvecs": narrow_matvecs, "odd_matmuls": odd_matmuls, "convs": convs, "wide_convs": wide_convs, "expansions": expansions, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
 
 
 def _measured(folder: str) -> list:
@@ -304,68 +328,88 @@ def fit(folder: str) -> None:
                   f"for {good} of {len(igemms)} ({unmeasured} picks not measured)")
 
 
-def _matvec_times(folder: str) -> dict:
+def _matvec_times(folders: list[str]) -> dict:
     """Per (layout, element type): (signature, IREE's time, {config shape: time}) of each matvec
-    of a tune folder, from the candidates whose outputs matched IREE's (us)."""
+    of the tune folders, from the candidates whose outputs matched IREE's (us)."""
     import json
     from pathlib import Path
 
-    from schedc.decisions import kernel_config as kc, matvec_config as mc
+    from schedc.decisions import kernel_config as kc
+    from schedc.decisions.kernel_config import matvec as mc
     from schedc.tune.prepare import matched_candidates
 
-    manifest = json.loads((Path(folder) / "manifest.json").read_text())
-    results = json.loads((Path(folder) / "results.json").read_text())["kernels"]
     groups: dict = {}
-    for kernel in manifest["kernels"]:
-        sig = kc.KernelSignature.from_json(kernel["signature"])
-        form = mc.MatvecForm.of(sig)
-        matched = matched_candidates(kernel, results.get(kernel["name"], []))
-        iree = [us for _, config, us in matched if config is None]
-        if form is None or not iree:
-            continue
-        times = {mc.shape_of(form, c): us for _, c, us in matched if c is not None and c.vector_distribute}
-        groups.setdefault((mc.layout(form), sig.element_type), []).append((sig, iree[0], times))
+    for folder in folders:
+        manifest = json.loads((Path(folder) / "manifest.json").read_text())
+        results = json.loads((Path(folder) / "results.json").read_text())["kernels"]
+        for kernel in manifest["kernels"]:
+            sig = kc.KernelSignature.from_json(kernel["signature"])
+            form = mc.MatvecForm.of(sig)
+            matched = matched_candidates(kernel, results.get(kernel["name"], []))
+            iree = [us for _, config, us in matched if config is None]
+            if form is None or not iree:
+                continue
+            times = {mc.shape_of(form, c): us for _, c, us in matched if c is not None and c.vector_distribute}
+            groups.setdefault((mc.layout(form), sig.element_type), []).append((sig, iree[0], times))
     return groups
 
 
-def fit_matvec(folder: str, table_size: int = 8) -> None:
-    """RANKED_SHAPES from a tune folder's matvecs: per layout and element type, the config shapes
-    measured on at least half its kernels, by the geometric mean of their time over each
-    kernel's fastest; then each kernel's pick (the first shape that fits) against its fastest
-    config and IREE's own. A layout whose picks are slower than IREE's in geometric mean gets
-    no shapes. Prints the table to paste into matvec_config.py."""
-    from schedc.decisions import matvec_config as mc
+MATVEC_TABLE_SIZES = (1, 2, 4, 6, 8)  # how many ranked shapes fit_matvec tries to keep
+MATVEC_TARGETS = (64, 96, 128, 192, 256, 384, 512, 1024)  # and the workgroup targets
+
+
+def fit_matvec(folders: list[str]) -> None:
+    """matvec's RANKED_SHAPES and TARGET_WORKGROUPS from tune folders' matvecs. Per layout and
+    element type: the config shapes measured on at least 40% of its kernels, by the geometric
+    mean of their time over each kernel's fastest; then the table size and workgroup target
+    (fixed grids) whose picks come nearest the fastest in geometric mean, among those whose
+    every pick was measured. Prints each kernel's pick against its fastest config and IREE's
+    own, and the table to paste into kernel_config/matvec.py; a layout whose picks are slower
+    than IREE's gets no shapes."""
+    from schedc.decisions.kernel_config import matvec as mc
 
     def geomean(values):
         values = list(values)
         return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("inf")
 
-    table = {}
-    for key, kernels in sorted(_matvec_times(folder).items()):
+    tables, targets = {}, {}
+    for key, kernels in sorted(_matvec_times(folders).items()):
         fastest = [min([iree, *times.values()]) for _, iree, times in kernels]
         shapes = {shape for _, _, times in kernels for shape in times}
         score = {}
         for shape in shapes:
             ratios = [times[shape] / best for (_, _, times), best in zip(kernels, fastest) if shape in times]
-            if 2 * len(ratios) >= len(kernels):
+            if 5 * len(ratios) >= 2 * len(kernels):
                 score[shape] = geomean(ratios)
-        ranked = tuple(sorted(score, key=lambda shape: (score[shape], shape))[:table_size])
-        print(f"{key[0]} {key[1]}: {len(kernels)} kernels, {len(shapes)} shapes measured")
-        picks = []
-        for (sig, iree, times), best in zip(kernels, fastest):
-            config = mc.heuristic(sig, {key: ranked})
-            pick = times.get(mc.shape_of(mc.MatvecForm.of(sig), config)) if config else None
-            picks.append((pick or iree, iree, best))
-            print(f"  {sig.describe():<36} IREE {iree:8.2f} us  fastest {best:8.2f}  pick {pick if pick else float('nan'):8.2f} "
-                  f"({(pick or iree) / best:.2f}x fastest, {iree / (pick or iree):.2f}x faster than IREE's)")
-        over_iree = geomean(iree / pick for pick, iree, _ in picks)
-        print(f"  picks: {geomean(p / b for p, _, b in picks):.3f}x the fastest, {over_iree:.2f}x faster than IREE's (geometric means)")
+        ranked = sorted(score, key=lambda shape: (score[shape], shape))
+
+        def picks(size, target):  # (pick's time or None where not measured, IREE's, fastest)
+            found = []
+            for (sig, iree, times), best in zip(kernels, fastest):
+                config = mc.heuristic(sig, tuple(ranked[:size]), target)
+                found.append((times.get(mc.shape_of(mc.MatvecForm.of(sig), config)) if config else iree, iree, best))
+            return found
+
+        tried = {(size, target): picks(size, target) for size in MATVEC_TABLE_SIZES for target in MATVEC_TARGETS}
+        complete = {rule: found for rule, found in tried.items() if all(p is not None for p, _, _ in found)}
+        if not complete:
+            sys.exit(f"{key}: every rule picks a config not measured somewhere: measure the whole grid on every kernel")
+        size, target = min(complete, key=lambda rule: (geomean(p / b for p, _, b in complete[rule]), rule))
+        chosen = complete[(size, target)]
+        print(f"{key[0]} {key[1]}: {len(kernels)} kernels, {len(shapes)} shapes measured; {size} shapes, target {target} workgroups")
+        for (sig, _, _), (pick, iree, best) in zip(kernels, chosen):
+            print(f"  {sig.describe():<36} IREE {iree:8.2f} us  fastest {best:8.2f}  pick {pick:8.2f} "
+                  f"({pick / best:.2f}x fastest, {iree / pick:.2f}x faster than IREE's)")
+        over_iree = geomean(iree / pick for pick, iree, _ in chosen)
+        print(f"  picks: {geomean(p / b for p, _, b in chosen):.3f}x the fastest (worst {max(p / b for p, _, b in chosen):.2f}x), "
+              f"{over_iree:.2f}x faster than IREE's (geometric means)")
         if over_iree > 1:
-            table[key] = ranked
+            tables[key], targets[key] = tuple(ranked[:size]), target
     print("RANKED_SHAPES = {")
-    for key, shapes in table.items():
+    for key, shapes in tables.items():
         print(f"    {key!r}: {shapes!r},")
     print("}")
+    print(f"TARGET_WORKGROUPS = {targets!r}")
 
 
 def judge(folder: str) -> None:
@@ -511,8 +555,8 @@ if __name__ == "__main__":
         import_models(args.folder, args.dtypes, args.models)
     elif len(sys.argv) == 3 and sys.argv[1] == "fit":
         fit(sys.argv[2])
-    elif len(sys.argv) == 3 and sys.argv[1] == "fit-matvec":
-        fit_matvec(sys.argv[2])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "fit-matvec":
+        fit_matvec(sys.argv[2:])
     elif len(sys.argv) == 3 and sys.argv[1] == "judge":
         judge(sys.argv[2])
     elif len(sys.argv) >= 4 and sys.argv[1] == "prepare":

@@ -68,7 +68,7 @@ def test_config_rejects_a_thread_tile_that_does_not_divide():
 
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from([2, 4, 16, 32, 64, 100, 256, 3136]), st.sampled_from([8, 32, 96, 256, 768, 1024]), st.sampled_from([3, 16, 64, 128, 1024]))
-def test_candidates_fit_the_loops_and_the_gpu(m, n, k):  # one row: test_matvec_config.py
+def test_candidates_fit_the_loops_and_the_gpu(m, n, k):  # one row: test_kernel_config_matvec.py
     sig = matmul(m, n, k)
     for config in candidate_configs(sig, limit=50):
         assert config.workgroup_size % 32 == 0 and config.workgroup_size <= 1024

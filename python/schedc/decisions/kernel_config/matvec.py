@@ -11,9 +11,9 @@ different workgroup. A config here puts a subgroup's lanes along the output wher
 is contiguous along it (each lane a few adjacent outputs), and the workgroup's subgroups along
 K, whose partial sums IREE adds at the end:
 
-    matrix K x N, f16:  workgroup [1, 64, 0]  lanes [1, 32, 1]  subgroups [1, 1, 8]
-                        thread [0, 2, 8]      partial reduction [0, 0, 64]
-    one workgroup: 64 outputs, 8 subgroups of 8 K rows a step, each row read as 128 bytes
+    matrix K x N, f16:  workgroup [1, 8, 0]   lanes [1, 4, 8]  subgroups [1, 1, 8]
+    (GPT-2's 3072 -> 768) thread [0, 2, 8]      partial reduction [0, 0, 512]
+    one workgroup: 8 outputs, 8 subgroups of 8 lanes along K taking 8 rows each a step
 
 Where K is innermost, the lanes stay along K (as IREE's) and a workgroup may take several
 outputs, one subgroup each.
@@ -21,6 +21,7 @@ outputs, one subgroup each.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from schedc.decisions.kernel_config import SUBGROUP, KernelConfig, KernelSignature, contraction_roles, map_terms
@@ -92,15 +93,18 @@ def make_config(sig: KernelSignature, form: MatvecForm, out_lanes: int, out_thre
 def grid(sig: KernelSignature, form: MatvecForm) -> list[KernelConfig]:
     """Every config of the shapes worth measuring. Where the matrix is contiguous along the
     output: 8-32 lanes along it, each loading 4-16 bytes of a row, 2-8 subgroups along K, 2-8
-    K rows a lane takes a step. Where K is innermost: 1-4 lanes along the output (rows of 64
+    K rows a lane takes a step; and 4-8 lanes each loading 2-4 bytes, with 4-16 subgroups. Where K is innermost: 1-4 lanes along the output (rows of 64
     elements or fewer fill a subgroup), loads of 8-16 bytes along K, 1-8 subgroups along the
     output (outputs a workgroup makes) and 1-4 along K."""
     elem = _BYTES[sig.element_type]
-    widths = [w for w in (1, 2, 4, 8) if 4 <= w * elem <= LOAD_BYTES]
+    widths = [w for w in (1, 2, 4, 8) if w * elem <= LOAD_BYTES]
     if form.k_inner:
         shapes = [(ol, 1, og, kg, kt) for ol in (1, 2, 4) for og in (1, 2, 4, 8) for kg in (1, 2, 4) for kt in widths if kt * elem >= 8]
     else:
-        shapes = [(ol, ot, 1, kg, kt) for ol in (8, 16, 32) for ot in widths for kg in (2, 4, 8) for kt in (2, 4, 8)]
+        shapes = [(ol, ot, 1, kg, kt) for ol in (8, 16, 32) for ot in widths if ot * elem >= 4 for kg in (2, 4, 8) for kt in (2, 4, 8)]
+        # Fewer outputs a workgroup, more subgroups along K: more workgroups where the outputs
+        # are few and K long (GPT-2's 3072 -> 768 projection made 48 of 16 outputs).
+        shapes += [(ol, ot, 1, kg, kt) for ol in (4, 8) for ot in widths if ot * elem <= 4 for kg in (4, 8, 16) for kt in (4, 8)]
     found = []
     for shape in shapes:
         config = make_config(sig, form, *shape)
@@ -110,21 +114,26 @@ def grid(sig: KernelSignature, form: MatvecForm) -> list[KernelConfig]:
 
 
 # -- the choice -------------------------------------------------------------------------------
-# Per matrix layout ("kn": contiguous along the output; "nk": K innermost) and element type, the
+# Per matrix layout ("kn": contiguous along the output; "nk": K innermost) and element type:
 # config shapes (`make_config`'s out_lanes, out_thread, out_groups, k_groups, k_thread) in the
 # order of their geometric mean time over the synthetic sweep's matvecs, relative to each one's
-# fastest config (bench/sweep.py MATVECS_*, MATVEC_ATTENTION; `python bench/sweep.py
-# fit-matvec DIR` on `schedc tune bench`'s measurements, H200). The choice is the first shape
-# whose tiles divide the kernel's loops. No layout listed: IREE's own config measured best.
-# Fitted on 30 matvecs (2,038 configs, H200): the picks 1.07x the fastest config (geometric
-# mean) and 2.38x faster than IREE's own for "kn" f16, 1.07x and 2.24x for f32; 1.12x and 1.50x
-# for "nk" f16, 1.05x and 1.57x for f32.
+# fastest config, and a target count of workgroups. The choice is, of the listed shapes whose
+# tiles divide the kernel's loops, the one whose workgroups come nearest the target (as a
+# ratio; the earlier one on a tie): 8 outputs a workgroup where the outputs are few (a down
+# projection of GPT-2's 3072 -> 768), 16 where they are many. Both are fitted by `python
+# bench/sweep.py fit-matvec` on `schedc tune bench`'s measurements of the sweep (bench/sweep.py
+# MATVECS_*, MATVEC_ATTENTION, NARROW_*: 42 matvecs, 3,239 configs, H200), never on a held-out
+# model. No layout listed: IREE's own config stands.
+# The fit's picks: 1.063x the fastest config (geometric mean; worst 1.33x) and 2.18x faster
+# than IREE's own for "kn" f16; 1.055x (1.28x) and 1.98x for f32; 1.074x (1.13x) and 1.52x for
+# "nk" f16; 1.067x (1.22x) and 1.47x for f32.
 RANKED_SHAPES: dict[tuple[str, str], tuple[tuple[int, int, int, int, int], ...]] = {
-    ("kn", "f16"): ((8, 2, 1, 4, 8), (8, 2, 1, 4, 2), (8, 2, 1, 4, 4), (8, 4, 1, 4, 4), (8, 4, 1, 4, 8), (8, 2, 1, 2, 8), (8, 4, 1, 4, 2), (8, 2, 1, 2, 2)),
-    ("kn", "f32"): ((8, 1, 1, 4, 8), (8, 1, 1, 4, 4), (8, 2, 1, 4, 8), (8, 2, 1, 4, 4), (8, 2, 1, 4, 2), (8, 1, 1, 4, 2), (8, 1, 1, 2, 8), (8, 1, 1, 2, 2)),
-    ("nk", "f16"): ((2, 1, 1, 4, 4), (2, 1, 1, 2, 8), (2, 1, 1, 4, 8), (1, 1, 4, 1, 8), (2, 1, 8, 1, 4), (1, 1, 4, 2, 8), (2, 1, 2, 2, 8), (1, 1, 8, 1, 8)),
-    ("nk", "f32"): ((1, 1, 8, 4, 4), (1, 1, 8, 2, 4), (2, 1, 8, 1, 4), (1, 1, 8, 4, 2), (2, 1, 2, 4, 4), (2, 1, 8, 2, 2), (2, 1, 4, 4, 4), (2, 1, 8, 2, 4)),
+    ("kn", "f16"): ((4, 2, 1, 8, 8), (4, 2, 1, 4, 8), (4, 2, 1, 8, 4), (4, 2, 1, 4, 4), (8, 2, 1, 4, 2), (8, 2, 1, 4, 8)),
+    ("kn", "f32"): ((8, 1, 1, 4, 8), (8, 1, 1, 4, 4), (4, 1, 1, 8, 4), (4, 1, 1, 8, 8), (4, 1, 1, 4, 8), (8, 1, 1, 4, 2), (4, 1, 1, 4, 4), (8, 2, 1, 4, 8)),
+    ("nk", "f16"): ((4, 1, 1, 4, 8), (2, 1, 8, 4, 4), (2, 1, 8, 1, 8), (2, 1, 8, 2, 8), (2, 1, 4, 1, 4), (2, 1, 8, 2, 4)),
+    ("nk", "f32"): ((2, 1, 8, 4, 4), (4, 1, 8, 2, 2), (4, 1, 8, 1, 4), (4, 1, 8, 2, 4), (1, 1, 2, 4, 4), (1, 1, 2, 4, 2)),
 }
+TARGET_WORKGROUPS: dict[tuple[str, str], int] = {("kn", "f16"): 96, ("kn", "f32"): 384, ("nk", "f16"): 64, ("nk", "f32"): 384}
 
 
 def layout(form: MatvecForm) -> str:
@@ -137,10 +146,17 @@ def shape_of(form: MatvecForm, config: KernelConfig) -> tuple[int, int, int, int
             config.subgroup_basis[form.k], config.thread[form.k])
 
 
-def rank(sig: KernelSignature, config: KernelConfig, table=None) -> float:
+def workgroups(sig: KernelSignature, form: MatvecForm, config: KernelConfig) -> int:
+    batch = 1
+    for i in form.batch:
+        batch *= sig.loops[i]
+    return batch * (sig.loops[form.out] // config.workgroup[form.out])
+
+
+def rank(sig: KernelSignature, config: KernelConfig) -> float:
     """A config's place in its layout's ranked shapes (lower is better; unranked last)."""
     form = MatvecForm.of(sig)
-    shapes = (RANKED_SHAPES if table is None else table).get((layout(form), sig.element_type), ())
+    shapes = RANKED_SHAPES.get((layout(form), sig.element_type), ())
     shape = shape_of(form, config)
     return float(shapes.index(shape)) if shape in shapes else float(len(shapes))
 
@@ -154,13 +170,17 @@ def candidates(sig: KernelSignature, limit: int) -> list[KernelConfig]:
     return ranked[:limit]
 
 
-def heuristic(sig: KernelSignature, table=None) -> KernelConfig | None:
-    """The first ranked shape that fits the kernel; None where IREE's own config stands."""
+def heuristic(sig: KernelSignature, shapes=None, target: int | None = None) -> KernelConfig | None:
+    """Of the ranked shapes that fit the kernel, the one whose workgroups come nearest the
+    target; None where no shape is listed or fits (IREE's own config stands). `shapes` and
+    `target` replace the fitted ones (the fit tries its own)."""
     form = MatvecForm.of(sig)
     if form is None:
         return None
-    for shape in (RANKED_SHAPES if table is None else table).get((layout(form), sig.element_type), ()):
-        config = make_config(sig, form, *shape)
-        if config is not None:
-            return config
-    return None
+    key = (layout(form), sig.element_type)
+    shapes = RANKED_SHAPES.get(key, ()) if shapes is None else shapes
+    target = TARGET_WORKGROUPS.get(key, 1) if target is None else target
+    fitting = [c for c in (make_config(sig, form, *shape) for shape in shapes) if c is not None]
+    if not fitting:
+        return None
+    return min(fitting, key=lambda c: abs(math.log(workgroups(sig, form, c) / target)))  # min keeps the earlier on a tie

@@ -1,4 +1,4 @@
-"""Matrix-vector configs (schedc.decisions.matvec_config): the form read from a signature, the
+"""Matrix-vector configs (schedc.decisions.kernel_config.matvec): the form read from a signature, the
 configs' tiles, the ranked choice, and that IREE compiles the choice for cuda."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import schedc.decisions.kernel_config as kc
-from schedc.decisions import matvec_config as mc
+from schedc.decisions.kernel_config import matvec as mc
 from schedc.decisions.kernel_config import CHIPS, KernelConfig, KernelSignature, candidate_configs, heuristic_config
 
 ROWS_MAPS = ("affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>", "affine_map<(d0, d1, d2) -> (d0, d1)>")
@@ -74,12 +74,19 @@ def test_every_grid_config_divides_the_loops_and_fits_a_workgroup(n, k, k_inner,
         assert config.thread[form.out if not k_inner else form.k] * {"f16": 2, "f32": 4}[dtype] <= mc.LOAD_BYTES
 
 
-def test_the_choice_is_the_first_ranked_shape_that_fits():
-    sig = times_matrix(2304, 768)
-    table = {("kn", "f16"): ((32, 8, 2, 4, 8), (32, 2, 1, 8, 8))}  # 512 outputs a workgroup do not divide 2304
-    config = mc.heuristic(sig, table)
-    assert mc.shape_of(mc.MatvecForm.of(sig), config) == (32, 2, 1, 8, 8)
-    assert mc.heuristic(linear(2304, 768), table) is None  # no shapes for K innermost: IREE's own config
+def test_the_choice_is_the_ranked_shape_whose_workgroups_come_nearest_the_target():
+    shapes = ((8, 8, 2, 4, 8), (4, 2, 1, 8, 8), (8, 2, 1, 4, 8))  # 128, 8 and 16 outputs a workgroup
+    few, many = times_matrix(768, 3072), times_matrix(16384, 4096)
+    assert mc.workgroups(few, mc.MatvecForm.of(few), mc.heuristic(few, shapes, target=96)) == 96  # of 6, 96 and 48
+    assert mc.shape_of(mc.MatvecForm.of(many), mc.heuristic(many, shapes, target=96)) == (8, 8, 2, 4, 8)  # of 128, 2048 and 1024
+    assert mc.shape_of(mc.MatvecForm.of(many), mc.heuristic(many, shapes, target=1024)) == (8, 2, 1, 4, 8)
+    assert mc.heuristic(linear(2304, 768), shapes[:0]) is None  # no shapes: IREE's own config
+
+
+def test_the_fitted_choice_gives_gpt2_s_down_projection_eight_outputs_a_workgroup():
+    sig = times_matrix(768, 3072)
+    config = heuristic_config(sig)
+    assert (config.workgroup, config.lane_basis, config.subgroup_basis) == ((1, 8, 0), (1, 4, 8), (1, 1, 8))
 
 
 def test_candidates_come_in_rank_order():

@@ -137,7 +137,7 @@ class KernelConfig:
     # then one reduction over channels and window together), not the convolution's own.
     igemm: bool = False
     # IREE's VectorDistribute pipeline, as IREE spells its own matrix-vector configs (a batch-1
-    # linear layer; `schedc.decisions.matvec_config`): per loop, how many of a subgroup's 32
+    # linear layer; `schedc.decisions.kernel_config.matvec`): per loop, how many of a subgroup's 32
     # lanes and how many of the workgroup's subgroups lie along it. `thread` is then one lane's
     # tile of a step and `reduction` the partial reduction a workgroup makes per step.
     lane_basis: tuple[int, ...] = ()
@@ -481,9 +481,7 @@ def candidate_configs(sig: KernelSignature, limit: int = 12) -> list[KernelConfi
     if sig.kind not in TILED_KINDS + POOLING_KINDS + ELEMENTWISE_KINDS or not sig.parallel_loops:
         return []
     if is_matvec(sig):
-        from schedc.decisions import matvec_config  # it builds on this module's types
-
-        return matvec_config.candidates(sig, limit)
+        return matvec.candidates(sig, limit)
     form = igemm_form(sig)
     if form is not None:
         return _igemm_candidates(sig, form, limit)
@@ -962,9 +960,7 @@ def estimate(sig: KernelSignature, config: KernelConfig, chip: Chip | None = Non
     tensor-core model for a tensor-core config, else the SIMT one."""
     sms = (chip or CHIPS["cuda"]).sms
     if config.vector_distribute:
-        from schedc.decisions import matvec_config  # it builds on this module's types
-
-        return matvec_config.rank(sig, config)
+        return matvec.rank(sig, config)
     if config.igemm:
         sig = igemm_form(sig) or sig
     if config.mma:
@@ -1046,9 +1042,7 @@ def heuristic_config(sig: KernelSignature, chip: Chip | None = None) -> KernelCo
     if is_matvec(sig):
         if (chip or CHIPS["cuda"]) is not CHIPS["cuda"]:
             return None  # measured on the H200 alone, in 32-lane subgroups
-        from schedc.decisions import matvec_config  # it builds on this module's types
-
-        return matvec_config.heuristic(sig)
+        return matvec.heuristic(sig)
     padded = padded_simt_config(sig)
     if padded is not None:
         return padded
@@ -1194,3 +1188,6 @@ def choose_config(sig: KernelSignature, database: KernelDatabase | None, heurist
             return Choice(config, "heuristic")
     return Choice(None, "iree")
 
+
+# Matrix-vector products: their own module, which builds on the types above.
+from schedc.decisions.kernel_config import matvec  # noqa: E402
