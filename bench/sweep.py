@@ -171,11 +171,14 @@ class NarrowMatvecs(nn.Module):
         return tuple(results)
 
 
+def _times_matrix_inputs(shapes) -> list:
+    """A vector and a K x N matrix per (N, K)."""
+    return [t for n, k in shapes for t in (torch.randn(1, k), torch.randn(k, n) / k**0.5)]
+
+
 def narrow_matvecs():
     torch.manual_seed(0)
-    inputs = []
-    for n, k in NARROW_MATVECS_KN:
-        inputs += [torch.randn(1, k), torch.randn(k, n) / k**0.5]
+    inputs = _times_matrix_inputs(NARROW_MATVECS_KN)
     for heads, positions, width in NARROW_ATTENTION:
         inputs += [torch.softmax(torch.randn(heads, 1, positions), -1), torch.randn(heads, positions, width)]
     return NarrowMatvecs().eval(), tuple(inputs)
@@ -200,9 +203,7 @@ class Matvecs(nn.Module):
 
 def matvecs():
     torch.manual_seed(0)
-    inputs = []
-    for n, k in MATVECS_KN:
-        inputs += [torch.randn(1, k), torch.randn(k, n) / k**0.5]
+    inputs = _times_matrix_inputs(MATVECS_KN)
     for n, k in MATVECS_NK:
         inputs += [torch.randn(1, k), torch.randn(n, k) / k**0.5]
     for heads, positions, width in MATVEC_ATTENTION:
