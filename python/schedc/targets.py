@@ -6,6 +6,7 @@ IREE rejects the rest, so schedc rejects them first with the list a user can cho
 
 from __future__ import annotations
 
+import platform
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +40,7 @@ class Target:
         if self.name == "llvm-cpu":
             flags += [
                 "--iree-hal-local-target-device-backends=llvm-cpu",
-                f"--iree-llvmcpu-target-cpu={self.arch}",
+                f"--iree-llvmcpu-target-cpu={host_cpu() if self.arch == 'host' else self.arch}",
             ]
         elif self.name == "cuda":
             flags.append(f"--iree-cuda-target={self.arch}")
@@ -135,6 +136,27 @@ def host_cpu_features() -> set[str]:
         if line.startswith(("flags", "Features")):
             return set(line.partition(":")[2].split())
     return set()
+
+
+# What the x86-64 micro-architecture levels need, in Linux's flag names.
+X86_64_V3 = {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave"}
+X86_64_V2 = {"cx16", "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3"}
+
+
+def host_cpu(features: set[str] | None = None, machine: str | None = None) -> str:
+    """The CPU `--iree-llvmcpu-target-cpu` names for this machine: "host", except on an x86 CPU
+    whose operating system reports no AVX-512. There IREE 3.13's "host" took the model's
+    AVX-512 features along with the host's own (+avx512f and -avx512f in one list, on an AMD
+    EPYC virtual machine whose hypervisor hides AVX-512), and LLVM aborted on data-tiled code
+    ("Do not know how to split the result of this operator"); the x86-64 level the reported
+    flags reach stands for it."""
+    machine = platform.machine() if machine is None else machine
+    features = host_cpu_features() if features is None else features
+    if machine.lower() not in ("x86_64", "amd64") or not features or "avx512f" in features:
+        return "host"
+    if X86_64_V3 <= features and X86_64_V2 <= features:
+        return "x86-64-v3"
+    return "x86-64-v2" if X86_64_V2 <= features else "x86-64"
 
 
 def _check_arch(option: str, arch: str, valid: tuple[str, ...]) -> str:

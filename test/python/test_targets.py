@@ -7,7 +7,7 @@ import pytest
 import schedc
 from schedc.ir.iree import executables
 from schedc.ir.mlirio import read_module
-from schedc.targets import resolve_target
+from schedc.targets import host_cpu, resolve_target
 
 
 SPIRV_MAGIC = (0x07230203).to_bytes(4, "little")
@@ -38,7 +38,17 @@ def test_module_holds_executables_of_the_target(target, expected_format, code_ma
 def test_default_target_is_the_host_cpu():
     target = resolve_target(None)
     assert target.name == "llvm-cpu" and target.arch == "host"
-    assert "--iree-llvmcpu-target-cpu=host" in target.iree_flags()
+    assert f"--iree-llvmcpu-target-cpu={host_cpu()}" in target.iree_flags()
+
+
+def test_an_x86_host_without_avx512_is_named_by_its_x86_64_level():
+    zen4_vm = {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave", "cx16", "lahf_lm", "popcnt", "sse4_1",
+               "sse4_2", "ssse3", "vaes"}
+    assert host_cpu(zen4_vm, "x86_64") == "x86-64-v3"
+    assert host_cpu(zen4_vm | {"avx512f"}, "x86_64") == "host"
+    assert host_cpu({"cx16", "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3"}, "x86_64") == "x86-64-v2"
+    assert host_cpu({"asimd", "fp"}, "aarch64") == "host"
+    assert host_cpu(set(), "x86_64") == "host"  # nothing reported: IREE's own detection
 
 
 def test_default_chips():
