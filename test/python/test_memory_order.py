@@ -7,7 +7,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from schedc.decisions.kernel_graph import Buffer, KernelGraph, Node
-from schedc.decisions.memory_order import HEURISTICS, MemoryProblem, OrderLimits, beam, best_order, exact
+from schedc.decisions.memory_order import HEURISTICS, MemoryProblem, OrderLimits, beam, best_order, exact, exact_search
+from schedc.decisions.segments import split_at_separators
 
 
 @st.composite
@@ -96,7 +97,12 @@ def test_searches_stop_on_their_state_budget_and_the_heuristics_remain(graph):
     # Unknown, or proven by the lower bound: a heuristic's order reached it.
     assert decision.optimum is None or decision.optimum == decision.peak == decision.lower_bound
     # The beam runs only where the optimum is still unknown.
-    assert decision.searches == ({"exact": "max-states", "beam": "max-states"} if decision.optimum is None else {"exact": "bound"})
+    if decision.segments == 1:
+        assert decision.searches == ({"exact": "max-states", "beam": "max-states"} if decision.optimum is None else {"exact": "bound"})
+    else:  # each segment searched under the budget: a small one may finish within it
+        stopped = set(decision.searches["exact"].split("+"))
+        assert stopped <= {"finished", "bound", "max-states"}
+        assert decision.optimum is not None or "max-states" in stopped
     assert "beam" not in decision.peaks and decision.peak <= decision.program_peak
     assert not decision.deadline_fired
 
@@ -183,3 +189,55 @@ def test_a_stopped_search_reports_its_lower_bound_and_gap(imported):
     finished = compile_with_options(imported("staged_branches")[2], CompileOptions(passes="memory-order", emit="flow", report=True))
     order = finished.report["functions"]["forward"]["memory-order"]
     assert order["optimum_bytes"] == order["lower_bound_bytes"] <= order["peak_bytes"]
+
+
+# -- segments: separators cut the search ------------------------------------------------------
+
+
+def chain_of_cells(cells: int, branches: int) -> KernelGraph:
+    """`cells` cells in a chain, each a fan of `branches` two-kernel branches joined by one
+    kernel: every join is a separator."""
+    nodes, buffers, edges = [Node(0, "flow.dispatch", "x", True, (0,), ())], [Buffer(0, 8, "t", "transient")], []
+    join = 0
+    for c in range(cells):
+        tails = []
+        for b in range(branches):
+            previous = join
+            for d in range(2):
+                v = len(nodes)
+                buffers.append(Buffer(v, 16 * (1 + (b * 5 + d * 3 + c) % 7), "t", "transient"))
+                nodes.append(Node(v, "flow.dispatch", f"c{c}b{b}k{d}", True, (v,), (previous,) + ((join,) if d else ())))
+                edges += [(previous, v)] + ([(join, v)] if d else [])
+                previous = v
+            tails.append(previous)
+        v = len(nodes)
+        buffers.append(Buffer(v, 8, "t", "transient" if c < cells - 1 else "result"))
+        nodes.append(Node(v, "flow.dispatch", f"join{c}", True, (v,), tuple(tails)))
+        edges += [(t, v) for t in tails]
+        join = v
+    return KernelGraph("cells", tuple(nodes), tuple(buffers), frozenset(edges))
+
+
+def test_a_chain_of_cells_is_searched_cell_by_cell():
+    """Ten cells of six branches: 120 allocating kernels, one search too large for 20,000
+    states; cell by cell, each search is small and the optimum is proven."""
+    graph = chain_of_cells(cells=10, branches=6)
+    limits = OrderLimits(max_states=20_000)
+    decision = best_order(graph, "auto", limits)
+    assert decision.segments == 10  # each cell up to its join (x, which reads nothing, with the first)
+    assert decision.optimum == decision.peak == decision.lower_bound
+    assert graph.is_order(decision.order) and decision.peak == graph.peak_bytes(decision.order)
+    whole, _ = exact_search(MemoryProblem.from_graph(graph), None, limits.max_states)
+    assert whole is None  # the same budget on the whole graph does not finish
+
+
+@settings(max_examples=100, deadline=None)
+@given(random_graphs(max_nodes=9))
+def test_segments_order_each_part_and_keep_the_graphs_optimum(graph):
+    problem = MemoryProblem.from_graph(graph)
+    segments = split_at_separators(problem)
+    assert sorted(v for s in segments for v in s.nodes) == list(range(problem.count))
+    joined = [v for s in segments for v in s.graph_order(list(s.problem.program))]
+    assert graph.is_order(joined)
+    # The peak of the joined order is the highest of the segments' peaks.
+    assert problem.peak(joined) == max(s.problem.peak(s.problem.program) for s in segments)

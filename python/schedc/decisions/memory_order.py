@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from schedc.decisions.budget import Budget, Deadline, SearchStopped
 from schedc.decisions.kernel_graph import KernelGraph, sink_fills
 from schedc.decisions.liveness import LastUse, MemoryProblem
+from schedc.decisions.segments import members, reach, split_at_separators
 
 STRATEGIES = ("program", "dfs", "bfs", "greedy", "xla", "exact", "beam")
 
@@ -143,16 +144,18 @@ def xla_list(problem: MemoryProblem, deadline: Deadline | None = None) -> list[i
 # -- search over sets of scheduled nodes (Serenity's dynamic programming) ----------------------
 
 
-@dataclass
+@dataclass(eq=False)
 class _Node:
-    """A search state: which nodes ran (bitmask), live bytes now, and the peak so far."""
+    """A search state: which nodes ran and which are ready (bitmasks), live bytes now, and the
+    peak so far."""
 
+    __slots__ = ("mask", "live", "peak", "ready", "parent", "ran")
     mask: int
     live: int
     peak: int
-    ready: frozenset
-    parent: "_Node | None" = field(default=None, repr=False)
-    ran: tuple[int, ...] = ()  # the nodes this state added to its parent's
+    ready: int
+    parent: "_Node | None"
+    ran: tuple[int, ...]  # the nodes this state added to its parent's
 
     def order(self) -> list[int]:
         chunks, node = [], self
@@ -163,7 +166,9 @@ class _Node:
 
 
 class _Search:
-    """Layers of search states; every state created is charged to `budget` (one unit each)."""
+    """Layers of search states; every state created is charged to `budget` (one unit each).
+    What running a node frees is precomputed per node as (bytes, users) pairs: a buffer is
+    freed once every node in its users' bitmask has run."""
 
     def __init__(self, problem: MemoryProblem, budget: Budget):
         self.p = problem
@@ -173,25 +178,29 @@ class _Search:
         for v, vs in enumerate(problem.uses):
             for b in vs:
                 user_mask[b] |= 1 << v
-        self.user_mask = user_mask
-        self.floor = 0  # see `layers`
-        self.proven = False
+        self.reads = [tuple((problem.size[b], user_mask[b]) for b in vs) for vs in problem.uses]
+        self.unused = [sum(problem.size[b] for b in ds if problem.users[b] == 0) for ds in problem.defines]
+        self.free_mask = sum(1 << v for v in range(problem.count) if problem.alloc[v] == 0)
 
     def start(self) -> _Node:
-        ready = frozenset(v for v in range(self.p.count) if not self.p.preds[v])
-        return self._close(_Node(0, 0, 0, ready))
+        ready = sum(1 << v for v in range(self.p.count) if not self.p.preds[v])
+        return self._close(_Node(0, 0, 0, ready, None, ()))
 
     def _run(self, state: _Node, v: int):
         """Running `v` after `state`: the nodes run, the bytes alive while it runs and after,
         and the ready nodes."""
-        p = self.p
-        mask = state.mask | (1 << v)
-        during = state.live + p.alloc[v]
-        after = during - p.freed(v, lambda b: self.user_mask[b] & ~mask == 0)
-        ready = set(state.ready)
-        ready.discard(v)
-        ready.update(s for s in p.succs[v] if self.pred_mask[s] & ~mask == 0)
-        return mask, during, after, frozenset(ready)
+        bit = 1 << v
+        mask = state.mask | bit
+        during = state.live + self.p.alloc[v]
+        after = during - self.unused[v]
+        for size, users in self.reads[v]:
+            if users & ~mask == 0:
+                after -= size
+        ready = state.ready & ~bit
+        for s in self.p.succs[v]:
+            if self.pred_mask[s] & ~mask == 0:
+                ready |= 1 << s
+        return mask, during, after, ready
 
     def expand(self, state: _Node, v: int) -> _Node:
         self.budget.charge()
@@ -200,42 +209,35 @@ class _Search:
 
     def _close(self, state: _Node) -> _Node:
         """Runs ready free nodes in place (they never raise the peak)."""
-        p = self.p
-        free = sorted(v for v in state.ready if p.alloc[v] == 0)
+        free = state.ready & self.free_mask
         while free:
-            for v in free:
+            for v in members(free):
                 state.mask, _, state.live, state.ready = self._run(state, v)
                 state.ran = state.ran + (v,)
-            free = sorted(v for v in state.ready if p.alloc[v] == 0)
+            free = state.ready & self.free_mask
         return state
 
     def _bound(self, state: _Node) -> int:
         """A peak every completion of `state` reaches: its own, and the bytes alive while the
         next allocating node runs (one of the ready ones, on top of what is alive now)."""
-        following = min((self.p.alloc[v] for v in state.ready if self.p.alloc[v] > 0), default=0)
+        alloc = self.p.alloc
+        following = min((alloc[v] for v in members(state.ready & ~self.free_mask)), default=0)
         return max(state.peak, state.live + following)
 
-    def layers(self, keep, enough: int | None = None):
+    def layers(self, keep):
         """Expands layer by layer (one more allocating node each); `keep` filters a layer.
-        Raises SearchStopped when the budget runs out. `self.floor` is then the least bound
-        (`_bound`) of the last layer built whole: every order passes through one of its
-        states (or through a state `keep` dropped). With `enough` (a peak some order reaches),
-        the search ends as soon as a layer's floor reaches it: that order is optimal
-        (`self.proven`)."""
+        Returns the lowest-peak state that ran every node, or None when `keep` leaves a layer
+        empty; raises SearchStopped when the budget runs out."""
         first = self.start()
         layer = {first.mask: first}
         full = (1 << self.p.count) - 1
         while True:
-            self.floor = min(self._bound(s) for s in layer.values())
-            if enough is not None and self.floor >= enough:
-                self.proven = True  # no completion goes under `enough`, which an order reaches
-                return None
             done = [s for s in layer.values() if s.mask == full]
             if done:
                 return min(done, key=lambda s: s.peak)
             successors: dict[int, _Node] = {}
             for state in layer.values():
-                for v in sorted(state.ready):
+                for v in members(state.ready):
                     child = self.expand(state, v)
                     best = successors.get(child.mask)
                     if best is None or child.peak < best.peak:
@@ -250,43 +252,22 @@ def working_set_bound(problem: MemoryProblem) -> int:
     so is every transient defined by one of its ancestors and used by it or one of its
     descendants (a skip connection across it), whatever the order."""
     count = problem.count
-    topo = _topological(problem)
-    ancestors, descendants = [0] * count, [0] * count
-    for v in topo:
-        for u in problem.preds[v]:
-            ancestors[v] |= ancestors[u] | (1 << u)
-    for v in reversed(topo):
-        for s in problem.succs[v]:
-            descendants[v] |= descendants[s] | (1 << s)
+    _, ancestors, descendants = reach(problem)
     definer = {b: v for v in range(count) for b in problem.defines[v]}
-    reach: dict[int, int] = {}  # buffer -> its users and their ancestors
+    needed_by: dict[int, int] = {}  # buffer -> its users and their ancestors
     for v in range(count):
         for b in problem.uses[v]:
-            reach[b] = reach.get(b, 0) | ancestors[v] | (1 << v)
+            needed_by[b] = needed_by.get(b, 0) | ancestors[v] | (1 << v)
     alive = list(problem.alloc)
     for b, size in problem.size.items():
-        if not size or b not in definer or b not in reach:
+        if not size or b not in definer or b not in needed_by:
             continue
-        during = descendants[definer[b]] & reach[b]  # the nodes that run while b must be alive
+        during = descendants[definer[b]] & needed_by[b]  # the nodes that run while b must be alive
         while during:
             low = during & -during
             alive[low.bit_length() - 1] += size
             during ^= low
     return max(alive, default=0)
-
-
-def _topological(problem: MemoryProblem) -> list[int]:
-    waiting = [len(ps) for ps in problem.preds]
-    ready = [v for v in range(problem.count) if not waiting[v]]
-    order = []
-    while ready:
-        v = ready.pop()
-        order.append(v)
-        for s in problem.succs[v]:
-            waiting[s] -= 1
-            if not waiting[s]:
-                ready.append(s)
-    return order
 
 
 def exact_search(problem: MemoryProblem, upper_bound: int | None = None, max_states: int = 200_000,
@@ -297,30 +278,40 @@ def exact_search(problem: MemoryProblem, upper_bound: int | None = None, max_sta
 
     Dynamic programming over sets of scheduled nodes: two partial orders that ran the same set
     leave the same tensors alive, so only the one with the lower peak can lead to an optimum.
-    States whose bound passes `upper_bound` (a heuristic's peak) are pruned. Where the search
-    stops, the bound is the least peak of its last whole layer (capped by `upper_bound`, which
-    an order reaches), or the working-set bound where that is higher."""
+    Each round runs it with a target peak: states whose bound (`_Search._bound`) passes the
+    target are dropped. A round that reaches the last layer has found the optimum (every order
+    at or under the target survives in a state as good). One that does not has proven the
+    optimum above the target, at least the least bound it dropped. The targets bisect what is
+    known, from the lower bound (`floor`, else the working-set bound) to `upper_bound` (a
+    heuristic's peak), which a target reaching proves optimal. Every round's states count
+    against `max_states`; where the budget runs out, the last failed round's bound stands."""
     search = _Search(problem, Budget(max_states, deadline))
-    floor = working_set_bound(problem) if floor is None else floor
+    low = working_set_bound(problem) if floor is None else floor
+    while upper_bound is None or low < upper_bound:
+        target = low + (upper_bound - low) // 2 if upper_bound is not None else None
+        dropped: list[int] = []
 
-    def keep(layer: dict):
-        if upper_bound is not None:  # states no completion of which reaches it (`_bound`) are pruned
-            layer = {m: s for m, s in layer.items() if search._bound(s) <= upper_bound}
-        return layer
+        def keep(layer: dict) -> dict:
+            if target is None:
+                return layer
+            kept = {}
+            for mask, state in layer.items():
+                bound = search._bound(state)
+                if bound <= target:
+                    kept[mask] = state
+                else:
+                    dropped.append(bound)
+            return kept
 
-    if upper_bound is not None and floor >= upper_bound:
-        return None, upper_bound  # the heuristic's order already reaches the bound: optimal
-    try:
-        result = search.layers(keep, upper_bound)
-    except SearchStopped:
-        reached = search.floor
-        if upper_bound is not None:
-            reached = min(reached, upper_bound)
-        return None, max(floor, reached)
-    if result is None:  # proven, or every state passed the upper bound: no order beats it
-        return None, upper_bound if upper_bound is not None else floor
-    order = result.order()
-    return order, problem.peak(order)
+        try:
+            result = search.layers(keep)
+        except SearchStopped:
+            return None, low
+        if result is not None:
+            order = result.order()
+            return order, problem.peak(order)
+        low = min(dropped)
+    return None, upper_bound  # no order goes under the heuristic's peak: it is optimal
 
 
 def exact(problem: MemoryProblem, upper_bound: int | None = None, max_states: int = 200_000, deadline: Deadline | None = None):
@@ -387,6 +378,7 @@ class OrderDecision:
     # A peak no order of the graph goes under (the optimum, where the search finished): the
     # exact search's last whole layer, or the working-set bound.
     lower_bound: int = 0
+    segments: int = 1  # the parts between separators, ordered one by one
 
     @property
     def gap(self) -> float:
@@ -414,6 +406,10 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
     """Runs `strategy` (or, for "auto", all of them) and keeps the lowest peak; ties keep the
     earlier strategy, program order first.
 
+    For the searches ("auto", "exact", "beam"), a graph with separators (`schedc.decisions.segments`)
+    is ordered segment by segment, each under the whole `limits`: the graph's optimum is the
+    highest of the segments' optima, and each search is as small as its segment.
+
     The searches are bounded by `limits.max_states`, so the decision is the same on any machine;
     `limits.time_limit_s` only stops a search that runs far longer than its work budget allows
     for, and the decision then says so (`deadline_fired`)."""
@@ -421,6 +417,42 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
         raise ValueError(f"unknown strategy '{strategy}'; valid: auto, {', '.join(STRATEGIES)}")
     deadline = Deadline(limits.time_limit_s)
     problem = MemoryProblem.from_graph(graph)
+    segments = split_at_separators(problem) if strategy in ("auto", "exact", "beam") else []
+    if len(segments) <= 1:
+        decision, orders = _best_order(problem, strategy, limits, deadline, lambda order: sink_fills(graph, order))
+        assert all(graph.is_order(order) for order in orders.values()), "a strategy returned an invalid order"
+        return decision
+    parts = [_best_order(segment.problem, strategy, limits, deadline) for segment in segments]
+    order = sink_fills(graph, [v for segment, (d, _) in zip(segments, parts) for v in segment.graph_order(d.order)])
+    assert graph.is_order(order), "the segments' orders do not make an order of the graph"
+    program = sink_fills(graph, list(problem.program))
+    peaks = {"program": problem.peak(program)}
+    peak = problem.peak(order)
+    if peak > peaks["program"]:  # never worse than the order the user wrote
+        order, peak = program, peaks["program"]
+    for name in parts[0][1]:  # a strategy that ran on every segment: its orders, joined
+        if name != "program" and all(name in orders for _, orders in parts):
+            joined = [v for segment, (_, orders) in zip(segments, parts) for v in segment.graph_order(orders[name])]
+            peaks[name] = problem.peak(sink_fills(graph, joined))
+    decisions = [d for d, _ in parts]
+    known = [d.optimum for d in decisions if d.optimum is not None]
+    unknown = [d.peak for d in decisions if d.optimum is None]
+    # The graph's optimum is the highest segment optimum: known when the known ones reach the
+    # peaks of the segments whose optimum is not.
+    optimum = max(known) if known and all(p <= max(known) for p in unknown) else None
+    bound = optimum if optimum is not None else max(max(d.lower_bound for d in decisions), working_set_bound(problem))
+    searches: dict[str, str] = {}
+    for d in decisions:
+        for name, how in d.searches.items():
+            searches[name] = "+".join(sorted(set(searches.get(name, how).split("+")) | {how}))
+    strategy_names = "+".join(dict.fromkeys(d.strategy for d in decisions))
+    return OrderDecision(order, strategy_names, peak, peaks["program"], optimum, peaks, searches, deadline.fired,
+                         min(bound, peak), len(segments))
+
+
+def _best_order(problem: MemoryProblem, strategy: str, limits: OrderLimits, deadline: Deadline, finish=list) -> tuple[OrderDecision, dict]:
+    """`best_order` on one problem (`finish`: what turns a strategy's order into the one that
+    runs); also each strategy's order."""
     peaks: dict[str, int] = {}
     orders: dict[str, list[int]] = {}
     searches: dict[str, str] = {}
@@ -428,8 +460,7 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
     def consider(name: str, order: list[int] | None) -> None:
         if order is None:
             return
-        order = sink_fills(graph, order)
-        assert graph.is_order(order), f"{name} returned an invalid order"
+        order = finish(order)
         orders[name] = order
         peaks[name] = problem.peak(order)
 
@@ -475,4 +506,5 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
         chosen = "program"  # never worse than the order the user wrote
     if optimum is not None:
         bound = optimum
-    return OrderDecision(orders[chosen], chosen, peaks[chosen], peaks["program"], optimum, peaks, searches, deadline.fired, min(bound, peaks[chosen]))
+    decision = OrderDecision(orders[chosen], chosen, peaks[chosen], peaks["program"], optimum, peaks, searches, deadline.fired, min(bound, peaks[chosen]))
+    return decision, orders
