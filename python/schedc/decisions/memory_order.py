@@ -14,7 +14,7 @@ keeps the exact search small: its states are the sets of scheduled nodes that al
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from schedc.decisions.budget import Budget, Deadline, SearchStopped
 from schedc.decisions.kernel_graph import KernelGraph, sink_fills
@@ -422,7 +422,11 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
         decision, orders = _best_order(problem, strategy, limits, deadline, lambda order: sink_fills(graph, order))
         assert all(graph.is_order(order) for order in orders.values()), "a strategy returned an invalid order"
         return decision
-    parts = [_best_order(segment.problem, strategy, limits, deadline) for segment in segments]
+    # The searches share the budget: each segment with more than two allocating nodes to order
+    # gets an equal part, so a graph's work stays within `limits` however it is cut.
+    searched = sum(1 for segment in segments if sum(1 for a in segment.problem.alloc if a > 0) > 2)
+    share = replace(limits, max_states=limits.max_states // max(searched, 1), beam_states=limits.beam_budget // max(searched, 1))
+    parts = [_best_order(segment.problem, strategy, share, deadline) for segment in segments]
     order = sink_fills(graph, [v for segment, (d, _) in zip(segments, parts) for v in segment.graph_order(d.order)])
     assert graph.is_order(order), "the segments' orders do not make an order of the graph"
     program = sink_fills(graph, list(problem.program))
