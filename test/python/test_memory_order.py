@@ -196,35 +196,36 @@ def test_a_stopped_search_reports_its_lower_bound_and_gap(imported):
 
 def chain_of_cells(cells: int, branches: int) -> KernelGraph:
     """`cells` cells in a chain, each a fan of `branches` two-kernel branches joined by one
-    kernel: every join is a separator."""
+    kernel (every join is a separator); each branch's second kernel also reads a fill of its
+    own, which reads nothing: the fills could run at any time before their readers."""
     nodes, buffers, edges = [Node(0, "flow.dispatch", "x", True, (0,), ())], [Buffer(0, 8, "t", "transient")], []
+
+    def add(label: str, size: int, reads: tuple, fill: bool = False) -> int:
+        v = len(nodes)
+        buffers.append(Buffer(v, size, "t", "transient" if size else "result"))
+        nodes.append(Node(v, "flow.dispatch", label, True, (v,), reads, fill=fill))
+        edges.extend((u, v) for u in reads)
+        return v
+
     join = 0
     for c in range(cells):
         tails = []
         for b in range(branches):
-            previous = join
-            for d in range(2):
-                v = len(nodes)
-                buffers.append(Buffer(v, 16 * (1 + (b * 5 + d * 3 + c) % 7), "t", "transient"))
-                nodes.append(Node(v, "flow.dispatch", f"c{c}b{b}k{d}", True, (v,), (previous,) + ((join,) if d else ())))
-                edges += [(previous, v)] + ([(join, v)] if d else [])
-                previous = v
-            tails.append(previous)
-        v = len(nodes)
-        buffers.append(Buffer(v, 8, "t", "transient" if c < cells - 1 else "result"))
-        nodes.append(Node(v, "flow.dispatch", f"join{c}", True, (v,), tuple(tails)))
-        edges += [(t, v) for t in tails]
-        join = v
+            fill = add(f"c{c}b{b}fill", 16, (), fill=True)
+            first = add(f"c{c}b{b}k0", 16 * (1 + (b * 5 + c) % 7), (join,))
+            tails.append(add(f"c{c}b{b}k1", 16 * (1 + (b * 5 + 3 + c) % 7), (first, fill)))
+        join = add(f"join{c}", 8 if c < cells - 1 else 0, tuple(tails))
     return KernelGraph("cells", tuple(nodes), tuple(buffers), frozenset(edges))
 
 
 def test_a_chain_of_cells_is_searched_cell_by_cell():
-    """Ten cells of six branches: 120 allocating kernels, one search too large for 20,000
-    states; cell by cell, each search is small and the optimum is proven."""
-    graph = chain_of_cells(cells=10, branches=6)
-    limits = OrderLimits(max_states=20_000)
+    """Ten cells of four branches, each branch with a fill: the whole graph's search must try
+    every set of fills run early, and does not finish in 100,000 states; cell by cell, each
+    fill is searched only with its own cell and the optimum is proven within them."""
+    graph = chain_of_cells(cells=10, branches=4)
+    limits = OrderLimits(max_states=100_000)
     decision = best_order(graph, "auto", limits)
-    assert decision.segments == 10  # each cell up to its join (x, which reads nothing, with the first)
+    assert decision.segments == 10  # each cell up to its join (x and the fills with their readers)
     assert decision.optimum == decision.peak == decision.lower_bound
     assert graph.is_order(decision.order) and decision.peak == graph.peak_bytes(decision.order)
     whole, _ = exact_search(MemoryProblem.from_graph(graph), None, limits.max_states)

@@ -271,7 +271,7 @@ def working_set_bound(problem: MemoryProblem) -> int:
 
 
 def exact_search(problem: MemoryProblem, upper_bound: int | None = None, max_states: int = 200_000,
-                 deadline: Deadline | None = None, floor: int | None = None) -> tuple[list[int] | None, int]:
+                 deadline: Deadline | None = None, floor: int | None = None, budget: Budget | None = None) -> tuple[list[int] | None, int]:
     """(the lowest-peak order, or None when the search creates more than `max_states` states
     or the deadline passes before it finishes, or when it proves `upper_bound` optimal; a
     proven lower bound on every order's peak: the optimum where it is known).
@@ -285,7 +285,7 @@ def exact_search(problem: MemoryProblem, upper_bound: int | None = None, max_sta
     known, from the lower bound (`floor`, else the working-set bound) to `upper_bound` (a
     heuristic's peak), which a target reaching proves optimal. Every round's states count
     against `max_states`; where the budget runs out, the last failed round's bound stands."""
-    search = _Search(problem, Budget(max_states, deadline))
+    search = _Search(problem, budget or Budget(max_states, deadline))
     low = working_set_bound(problem) if floor is None else floor
     while upper_bound is None or low < upper_bound:
         target = low + (upper_bound - low) // 2 if upper_bound is not None else None
@@ -319,10 +319,11 @@ def exact(problem: MemoryProblem, upper_bound: int | None = None, max_states: in
     return exact_search(problem, upper_bound, max_states, deadline)[0]
 
 
-def beam(problem: MemoryProblem, width: int = 16, max_states: int | None = None, deadline: Deadline | None = None) -> list[int] | None:
+def beam(problem: MemoryProblem, width: int = 16, max_states: int | None = None, deadline: Deadline | None = None,
+         budget: Budget | None = None) -> list[int] | None:
     """The same search keeping only the `width` best states of each layer (by peak, then live);
     None when it would create more than `max_states` states (or the deadline passes)."""
-    search = _Search(problem, Budget(max_states if max_states is not None else 1 << 62, deadline))
+    search = _Search(problem, budget or Budget(max_states if max_states is not None else 1 << 62, deadline))
 
     def keep(layer: dict):
         return dict(heapq.nsmallest(width, layer.items(), key=lambda item: (item[1].peak, item[1].live, item[0])))
@@ -422,23 +423,31 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
         decision, orders = _best_order(problem, strategy, limits, deadline, lambda order: sink_fills(graph, order))
         assert all(graph.is_order(order) for order in orders.values()), "a strategy returned an invalid order"
         return decision
-    # The searches share the budget: each segment with more than two allocating nodes to order
-    # gets an equal part, so a graph's work stays within `limits` however it is cut.
-    searched = sum(1 for segment in segments if sum(1 for a in segment.problem.alloc if a > 0) > 2)
-    share = replace(limits, max_states=limits.max_states // max(searched, 1), beam_states=limits.beam_budget // max(searched, 1))
-    parts = [_best_order(segment.problem, strategy, share, deadline) for segment in segments]
+    # The segments' searches share the budget, smallest segment first: each gets an equal part
+    # of what is left, and what a segment does not use passes on to the larger ones, so a
+    # graph's work stays within `limits` however it is cut.
+    parts: list = [None] * len(segments)
+    exact_left, beam_left = limits.max_states, limits.beam_budget
+    by_size = sorted(range(len(segments)), key=lambda i: (sum(1 for a in segments[i].problem.alloc if a > 0), i))
+    for k, i in enumerate(by_size):
+        budgets = (Budget(exact_left // (len(segments) - k), deadline), Budget(beam_left // (len(segments) - k), deadline))
+        share = replace(limits, max_states=budgets[0].work, beam_states=budgets[1].work)
+        parts[i] = _best_order(segments[i].problem, strategy, share, deadline, budgets=budgets)
+        exact_left -= min(budgets[0].spent, budgets[0].work)
+        beam_left -= min(budgets[1].spent, budgets[1].work)
     order = sink_fills(graph, [v for segment, (d, _) in zip(segments, parts) for v in segment.graph_order(d.order)])
     assert graph.is_order(order), "the segments' orders do not make an order of the graph"
     program = sink_fills(graph, list(problem.program))
     peaks = {"program": problem.peak(program)}
     peak = problem.peak(order)
-    if peak > peaks["program"]:  # never worse than the order the user wrote
-        order, peak = program, peaks["program"]
-    for name in parts[0][1]:  # a strategy that ran on every segment: its orders, joined
-        if name != "program" and all(name in orders for _, orders in parts):
-            joined = [v for segment, (_, orders) in zip(segments, parts) for v in segment.graph_order(orders[name])]
-            peaks[name] = problem.peak(sink_fills(graph, joined))
     decisions = [d for d, _ in parts]
+    strategy_names = "+".join(dict.fromkeys(d.strategy for d in decisions))
+    if peak >= peaks["program"]:  # never worse than the order the user wrote, which wins ties
+        order, peak, strategy_names = program, peaks["program"], "program"
+    for name in dict.fromkeys(name for _, orders in parts for name in orders):
+        if name != "program":  # its orders, joined (the chosen one where it did not run)
+            joined = [v for segment, (d, orders) in zip(segments, parts) for v in segment.graph_order(orders.get(name, d.order))]
+            peaks[name] = problem.peak(sink_fills(graph, joined))
     known = [d.optimum for d in decisions if d.optimum is not None]
     unknown = [d.peak for d in decisions if d.optimum is None]
     # The graph's optimum is the highest segment optimum: known when the known ones reach the
@@ -449,14 +458,16 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
     for d in decisions:
         for name, how in d.searches.items():
             searches[name] = "+".join(sorted(set(searches.get(name, how).split("+")) | {how}))
-    strategy_names = "+".join(dict.fromkeys(d.strategy for d in decisions))
     return OrderDecision(order, strategy_names, peak, peaks["program"], optimum, peaks, searches, deadline.fired,
                          min(bound, peak), len(segments))
 
 
-def _best_order(problem: MemoryProblem, strategy: str, limits: OrderLimits, deadline: Deadline, finish=list) -> tuple[OrderDecision, dict]:
+def _best_order(problem: MemoryProblem, strategy: str, limits: OrderLimits, deadline: Deadline, finish=list,
+                budgets: tuple[Budget, Budget] | None = None) -> tuple[OrderDecision, dict]:
     """`best_order` on one problem (`finish`: what turns a strategy's order into the one that
-    runs); also each strategy's order."""
+    runs; `budgets`: the exact search's and the beam's, to read what they spent); also each
+    strategy's order."""
+    exact_budget, beam_budget = budgets or (Budget(limits.max_states, deadline), Budget(limits.beam_budget, deadline))
     peaks: dict[str, int] = {}
     orders: dict[str, list[int]] = {}
     searches: dict[str, str] = {}
@@ -479,11 +490,13 @@ def _best_order(problem: MemoryProblem, strategy: str, limits: OrderLimits, dead
     optimum = None
     bound = working_set_bound(problem)
     allocating = sum(1 for a in problem.alloc if a > 0)
-    if strategy in ("auto", "exact") and allocating <= limits.exact_limit and deadline.passed():
+    if allocating == 0 and strategy in ("auto", "exact", "beam"):
+        optimum = peaks["program"]  # nothing allocates: no order to search for
+    elif strategy in ("auto", "exact") and allocating <= limits.exact_limit and deadline.passed():
         searches["exact"] = "deadline"  # the heuristics used up the time: no search starts
     elif strategy in ("auto", "exact") and allocating <= limits.exact_limit:
         best_known = min(peaks.values())
-        order, bound = exact_search(problem, best_known, limits.max_states, deadline, bound)
+        order, bound = exact_search(problem, best_known, limits.max_states, deadline, bound, exact_budget)
         searches["exact"] = stopped("exact", order)
         consider("exact", order)
         if order is not None:
@@ -499,7 +512,7 @@ def _best_order(problem: MemoryProblem, strategy: str, limits: OrderLimits, dead
         elif width < 1:
             searches["beam"] = "max-states"  # even a beam of width 1 would pass the budget
         else:
-            order = beam(problem, width, limits.beam_budget, deadline)
+            order = beam(problem, width, limits.beam_budget, deadline, beam_budget)
             searches["beam"] = stopped("beam", order)
             consider("beam", order)
     candidates = [strategy] if strategy in orders else []

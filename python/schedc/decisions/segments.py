@@ -62,14 +62,17 @@ def split_at_separators(problem: MemoryProblem) -> list[Segment]:
     problem, with a source that defines nothing) when it has no separator inside.
 
     Nodes that read no transient and only follow such nodes (weights loaded, their views, fills,
-    kernels of the function's arguments) are "floating": they belong to no separator's past or
-    future, and an order loses nothing by running them just before their first reader (their
-    bytes are then alive for less time, and they free nothing). So separators are found among
+    kernels of the function's arguments), and whose bytes, if any, are read, are "floating":
+    they belong to no separator's past or future, and an order loses nothing by running them
+    just before their first reader (their bytes are then alive for less time, and they free
+    nothing). So separators are found among
     the other nodes, and each floating node joins the segment of its first reader."""
     topo, ancestors, descendants = reach(problem)
     floating = set()
     for v in topo:
-        if not problem.uses[v] and all(u in floating for u in problem.preds[v]):
+        # (a node whose bytes nothing reads is alive only while it runs: where it runs matters)
+        read = problem.alloc[v] == 0 or (problem.succs[v] and all(problem.users[b] for b in problem.defines[v]))
+        if read and not problem.uses[v] and all(u in floating for u in problem.preds[v]):
             floating.add(v)
     anchored = sum(1 << v for v in range(problem.count) if v not in floating)
     parts, covered = [], 0
