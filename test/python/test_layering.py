@@ -138,7 +138,7 @@ def test_a_pass_and_its_decision_have_one_name():
     from schedc.passes import REGISTRY
 
     decisions = {p.stem for p in (SOURCES["schedc"] / "decisions").glob("*.py")}
-    shared = {"__init__", "kernel_graph", "liveness", "budget"}
+    shared = {"__init__", "kernel_graph", "liveness", "segments", "budget"}
     for name in REGISTRY:
         module = name.replace("-", "_")
         assert (SOURCES["schedc.passes"] / f"{module}.py").is_file(), f"pass {name}: no passes/{module}.py"
