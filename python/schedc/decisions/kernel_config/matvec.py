@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from schedc.decisions.kernel_config import SUBGROUP, KernelConfig, KernelSignature, contraction_roles, map_terms
+from schedc.decisions.kernel_config import MAX_THREADS, SUBGROUP, KernelConfig, KernelSignature, contraction_roles, map_terms
 
 _BYTES = {"f32": 4, "f16": 2, "bf16": 2}
 # A lane's widest load: 16 bytes.
@@ -85,7 +85,7 @@ def make_config(sig: KernelSignature, form: MatvecForm, out_lanes: int, out_thre
     groups[form.out], groups[form.k] = out_groups, k_groups
     if sig.loops[form.out] % workgroup[form.out] or sig.loops[form.k] % reduction[form.k]:
         return None
-    if SUBGROUP * out_groups * k_groups > 1024:
+    if SUBGROUP * out_groups * k_groups > MAX_THREADS:
         return None
     return KernelConfig(tuple(workgroup), tuple(reduction), tuple(thread), lane_basis=tuple(lanes), subgroup_basis=tuple(groups))
 
@@ -93,9 +93,10 @@ def make_config(sig: KernelSignature, form: MatvecForm, out_lanes: int, out_thre
 def grid(sig: KernelSignature, form: MatvecForm) -> list[KernelConfig]:
     """Every config of the shapes worth measuring. Where the matrix is contiguous along the
     output: 8-32 lanes along it, each loading 4-16 bytes of a row, 2-8 subgroups along K, 2-8
-    K rows a lane takes a step; and 4-8 lanes each loading 2-4 bytes, with 4-16 subgroups. Where K is innermost: 1-4 lanes along the output (rows of 64
-    elements or fewer fill a subgroup), loads of 8-16 bytes along K, 1-8 subgroups along the
-    output (outputs a workgroup makes) and 1-4 along K."""
+    K rows a lane takes a step; and 4-8 lanes each loading 2-4 bytes, with 4-16 subgroups.
+    Where K is innermost: 1-4 lanes along the output (rows of 64 elements or fewer fill a
+    subgroup), loads of 8-16 bytes along K, 1-8 subgroups along the output (outputs a
+    workgroup makes) and 1-4 along K."""
     elem = _BYTES[sig.element_type]
     widths = [w for w in (1, 2, 4, 8) if w * elem <= LOAD_BYTES]
     if form.k_inner:
