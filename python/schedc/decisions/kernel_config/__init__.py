@@ -148,6 +148,7 @@ class KernelConfig:
             raise ValueError(f"tile lists of different lengths: {self}")
         if self.lane_basis or self.subgroup_basis:
             self._check_vector_distribute()
+            self._check_threads()
             return
         if self.mma:
             if self.mma not in MMA_INTRINSICS or len(self.subgroup) != len(self.workgroup):
@@ -158,6 +159,9 @@ class KernelConfig:
                 raise ValueError(f"thread tile {th} does not divide workgroup tile {wg}: {self}")
         if any(t < 0 for t in (*self.workgroup, *self.reduction, *self.thread)):
             raise ValueError(f"negative tile sizes: {self}")
+        self._check_threads()
+
+    def _check_threads(self) -> None:
         if self.workgroup_size > MAX_THREADS:
             raise ValueError(f"a workgroup of {self.workgroup_size} threads; CUDA and ROCm GPUs run at most {MAX_THREADS}: {self}")
 
@@ -170,8 +174,6 @@ class KernelConfig:
             spread = lanes * groups * th
             if th and spread not in (wg, red):
                 raise ValueError(f"lanes x subgroups x thread tile {spread} is neither the workgroup tile {wg} nor the step {red}: {self}")
-        if self.workgroup_size > MAX_THREADS:
-            raise ValueError(f"a workgroup of {self.workgroup_size} threads; CUDA and ROCm GPUs run at most {MAX_THREADS}: {self}")
 
     @property
     def vector_distribute(self) -> bool:
@@ -409,7 +411,7 @@ def make_config(sig: KernelSignature, tile_outer: int, tile_inner: int, th_outer
 # is 166,912 B; a K step of 64 channels of a 3x3 convolution's 32x32 output tile needed 298,240
 # and IREE refused it.
 MAX_SHARED_BYTES = 128 * 1024
-_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "f64": 8}
+ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "f64": 8}
 
 
 def shared_bytes(sig: KernelSignature, config: KernelConfig) -> int:
@@ -429,7 +431,7 @@ def shared_bytes(sig: KernelSignature, config: KernelConfig) -> int:
         extents = _map_extents(sig.indexing_maps[operand], tile)
         if extents is None:
             return 0  # a map this reading does not know: IREE decides
-        total += math.prod(extents) * _BYTES.get(sig.element_type, 4)
+        total += math.prod(extents) * ELEMENT_BYTES.get(sig.element_type, 4)
     return total
 
 

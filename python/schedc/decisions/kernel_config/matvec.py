@@ -24,9 +24,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from schedc.decisions.kernel_config import MAX_THREADS, SUBGROUP, KernelConfig, KernelSignature, contraction_roles, map_terms
+from schedc.decisions.kernel_config import ELEMENT_BYTES, MAX_THREADS, SUBGROUP, KernelConfig, KernelSignature, contraction_roles, map_terms
 
-_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+# The element types the configs are made for.
+ELEMENT_TYPES = ("f32", "f16", "bf16")
 # A lane's widest load: 16 bytes.
 LOAD_BYTES = 16
 
@@ -46,7 +47,7 @@ class MatvecForm:
     def of(sig: KernelSignature) -> "MatvecForm | None":
         """The form of a contraction with M or N of 1 and plain projections as maps, else None."""
         roles = contraction_roles(sig)
-        if roles is None or sig.element_type not in _BYTES:
+        if roles is None or sig.element_type not in ELEMENT_TYPES:
             return None
         batch, m, n, k = roles
         if sig.loops[m] != 1 and sig.loops[n] != 1:
@@ -97,7 +98,7 @@ def grid(sig: KernelSignature, form: MatvecForm) -> list[KernelConfig]:
     Where K is innermost: 1-4 lanes along the output (rows of 64 elements or fewer fill a
     subgroup), loads of 8-16 bytes along K, 1-8 subgroups along the output (outputs a
     workgroup makes) and 1-4 along K."""
-    elem = _BYTES[sig.element_type]
+    elem = ELEMENT_BYTES[sig.element_type]
     widths = [w for w in (1, 2, 4, 8) if w * elem <= LOAD_BYTES]
     if form.k_inner:
         shapes = [(ol, 1, og, kg, kt) for ol in (1, 2, 4) for og in (1, 2, 4, 8) for kg in (1, 2, 4) for kt in widths if kt * elem >= 8]
