@@ -6,7 +6,9 @@
     python bench/generate.py memory DIR [--dtype f16]                  (on the GPU machine: device memory after each bucket)
 
 Every step takes `--model`: `gpt2` (the default) or `llama`, a Llama architecture of GPT-2
-small's size (grouped-query attention, 12 query and 4 key-value heads). `prepare` imports GPT-2 small's architecture (GPT2Config's defaults, 124M parameters, random
+small's size (grouped-query attention, 12 query and 4 key-value heads).
+
+`prepare` imports GPT-2 small's architecture (GPT2Config's defaults, 124M parameters, random
 weights from seed 0), in f32 or f16, as a generation module (prefill buckets 32, 64, 128; a 512-position
 cache; weights in an archive, not in the module) and compiles it for cuda twice: IREE's stream
 execution, and replay (--execution=graphs). `run` writes the archive there from seed 0
@@ -63,10 +65,11 @@ MODELS = {"gpt2": gpt2_small_lm, "llama": llama_lm}
 VOCAB = {"gpt2": 50257, "llama": 32000}
 
 
-def prompt_ids(vocab: int = 50257) -> list[int]:
+def prompt_ids(name: str) -> list[int]:
+    """The 100-token prompt: seeded ids of the model's vocabulary."""
     import numpy as np
 
-    return np.random.default_rng(1).integers(0, vocab, PROMPT).tolist()
+    return np.random.default_rng(1).integers(0, VOCAB[name], PROMPT).tolist()
 
 
 def prepare(folder: Path, dtype: str, tuning: bool, name: str) -> None:
@@ -99,7 +102,7 @@ def run(folder: Path, dtype: str, execution: str, name: str) -> None:
     import schedc
 
     archive = seed_archive(folder, dtype, name)
-    prompt = prompt_ids(VOCAB[name])
+    prompt = prompt_ids(name)
     module = schedc.load(str(folder / f"{name}.{dtype}.{execution}.vmfb"), device="cuda", params=str(archive))
     times = []
     for _ in range(3):
@@ -159,7 +162,7 @@ def profiled(folder: Path, dtype: str, who: str, name: str) -> None:
     import schedc
     import torch
 
-    prompt = prompt_ids(VOCAB[name])
+    prompt = prompt_ids(name)
     walls = {}
     if who in ("walls", "schedc"):
         archive = seed_archive(folder, dtype, name)
@@ -203,7 +206,7 @@ def memory(folder: Path, dtype: str, name: str) -> None:
     module = schedc.load(str(folder / f"{name}.{dtype}.graphs.vmfb"), device="cuda", params=str(archive))
     print(f"loaded: {used()}; {module.allocator_statistics()}", flush=True)
     for bucket in BUCKETS:
-        list(module.generate_iter(prompt_ids()[:bucket], 3))
+        list(module.generate_iter(prompt_ids(name)[:bucket], 3))
         print(f"after prefill_{bucket} and decode: {used()}; {module.allocator_statistics()}", flush=True)
 
 
