@@ -2,9 +2,10 @@
 
     python bench/generalization.py coverage [--models a,b] [--dtypes f32,f16]
     python bench/generalization.py prepare DIR [--models a,b] [--dtypes f32,f16]   # here
-    python bench/generalization.py run DIR [--repeats 200] [--warm-jobs 4]         # CUDA machine
+    python bench/generalization.py run DIR [--repeats 200] [--warm-jobs 4] [--models a,b]   # CUDA machine
     python bench/generalization.py import DIR [--models a,b] [--dtypes f32]      # MLIR for tune prepare
     python bench/generalization.py dispatches TUNE_DIR...   # after schedc tune prepare + bench
+    python bench/generalization.py profile DIR [--models a,b] [--dtypes f16]      # CUDA machine, with ncu
 
 `coverage` compiles each model for cuda and prints, per model and dtype, the share of its
 contraction work (the iterations of every matmul's and convolution's root op) whose config came
@@ -30,6 +31,13 @@ measured time of IREE's own config, of the config schedc chooses now and of the 
 matched; then the share of dispatches within 1.25x of it. Tuning results of held-out models are
 for this comparison only: they never go into the built-in database (`schedc tune merge` is
 not run on them).
+
+`profile`, on the CUDA machine after `prepare`, runs each model's schedc module and
+torch.compile(mode="reduce-overhead") (TF32 as torch's default) under Nsight Compute and prints
+per call the number of kernels, their summed time and the kernels that take most of it, for
+both: where schedc's replay loses to reduce-overhead. schedc's kernels are those of its stream
+module (the replayed module compiles the same dispatches; ncu crashed on IREE's graph launches).
+Each run's kernels are written to DIR/NAME.DTYPE.profile.json.
 """
 
 from __future__ import annotations
@@ -44,6 +52,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
+from layers import split_by_marker  # noqa: E402
+from timing import ncu_kernel_times  # noqa: E402
 
 TILED = ("matmul", "batch_matmul", "matmul_like", "conv", "depthwise_conv")
 VARIANTS = {  # module name -> (schedc.compile keywords, execution at run time)
@@ -209,7 +219,10 @@ def run_one(folder: Path, name: str, dtype: str, execution: str, repeats: int) -
 def run(args) -> None:
     folder = Path(args.folder)
     manifest = json.loads((folder / "manifest.json").read_text())
-    results = {}
+    if args.models:
+        manifest = [e for e in manifest if e["model"] in args.models.split(",")]
+    results_path = folder / "results.json"
+    results = json.loads(results_path.read_text()) if results_path.exists() else {}
     if args.warm_jobs:
         # torch.compile takes most of a run's time: compile every reference once in parallel
         # processes first; the timed processes (one at a time) then find Inductor's code in
@@ -237,8 +250,8 @@ def run(args) -> None:
             rows.update(json.loads(done.stdout.strip().splitlines()[-1]))
         results[f"{name}.{dtype}"] = rows
         print(_table_row(f"{name}.{dtype}", rows), flush=True)
-    (folder / "results.json").write_text(json.dumps(results, indent=1) + "\n")
-    print(f"wrote {folder / 'results.json'}")
+        results_path.write_text(json.dumps(results, indent=1) + "\n")  # row by row: a cut-off run keeps what it measured
+    print(f"wrote {results_path}")
 
 
 COLUMNS = ("eager", "inductor-default", "inductor-reduce-overhead", "inductor-reduce-overhead-fp32", "iree", "schedc-streams", "schedc-graphs-unsplit", "schedc-graphs")
@@ -297,6 +310,79 @@ def dispatches(args) -> None:
               f"{len(unmeasured)} whose choice was not measured")
 
 
+PROFILED_CALLS = 3
+
+
+def kernel_family(name: str) -> str:
+    """A kernel's name without what differs between instances of one kernel: IREE's dispatch
+    number, Inductor's kernel number, a C++ kernel's parameter list."""
+    import re
+
+    name = re.sub(r"^[a-z_]+_dispatch_\d+_", "", name.removeprefix("void "))
+    name = re.sub(r"_\d+$", "", name.split("(")[0])
+    return name[:90]
+
+
+def profile(args) -> None:
+    """schedc's kernels per call against reduce-overhead's, under Nsight Compute."""
+    folder = Path(args.folder)
+    chosen = set(_selected(args.models, args.dtypes))
+    for entry in json.loads((folder / "manifest.json").read_text()):
+        name, dtype = entry["model"], entry["dtype"]
+        if (name, dtype) not in chosen:
+            continue
+        calls = {}
+        for who, extra in (("schedc", []), ("reduce-overhead", ["--profile-from-start", "off"])):
+            log = folder / f"{name}.{dtype}.{who}.ncu.csv"
+            command = ["ncu", "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv", *extra, "--log-file", str(log),
+                       sys.executable, __file__, "profiled", str(folder), name, dtype, who]
+            done = subprocess.run(command, capture_output=True, text=True)
+            runs = split_by_marker(ncu_kernel_times(log.read_text())) if log.exists() else []
+            if done.returncode or len(runs) != PROFILED_CALLS:
+                print(f"{name}.{dtype} {who}: failed under ncu ({len(runs)} marked calls): {(done.stderr.strip().splitlines() or ['?'])[-1][:300]}")
+                continue
+            calls[who] = runs[len(runs) // 2]
+            total = sum(us for _, us in calls[who])
+            print(f"{name}.{dtype} {who}: {len(calls[who])} kernels, {total:.1f} us of kernels per call", flush=True)
+            families: dict[str, list[float]] = {}
+            for kernel, us in calls[who]:
+                families.setdefault(kernel_family(kernel), []).append(us)
+            for family, times in sorted(families.items(), key=lambda item: -sum(item[1]))[:args.top]:
+                print(f"    {sum(times):8.1f} us  x{len(times):<3} {family}")
+        (folder / f"{name}.{dtype}.profile.json").write_text(json.dumps(calls, indent=1) + "\n")
+
+
+def profiled(folder: Path, name: str, dtype: str, who: str) -> None:
+    """One process of `profile`: warm calls, then PROFILED_CALLS calls, a marker kernel before
+    each (reduce-overhead's profiled from the first marker on: its compile launches thousands)."""
+    import torch
+
+    import schedc
+
+    model, x, archive = _load(folder, name, dtype)
+    with torch.no_grad():
+        if who == "schedc":
+            module = schedc.load(str(folder / f"{name}.{dtype}.schedc-streams.vmfb"), device="cuda", execution="streams", params=archive)
+
+            def call():
+                return module.forward(x)
+        else:
+            compiled = torch.compile(model, mode="reduce-overhead")
+
+            def call():
+                return compiled(x)
+        for _ in range(3):
+            call()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()
+        for _ in range(PROFILED_CALLS):
+            torch.cuda._sleep(1000)
+            torch.cuda.synchronize()
+            call()
+            torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+
+
 def write_models(args) -> None:
     """Each held-out model as torch-dialect MLIR, its weights outside it (for `schedc tune
     prepare`: the candidates' modules need no weights)."""
@@ -322,7 +408,16 @@ def main() -> int:
     r = sub.add_parser("run")
     r.add_argument("folder")
     r.add_argument("--repeats", type=int, default=200)
+    r.add_argument("--models", help="comma-separated: only these of the folder's (results.json keeps the others' rows)")
     r.add_argument("--warm-jobs", type=int, default=4, help="parallel processes compiling torch's references first (0: none)")
+    pr = sub.add_parser("profile")
+    pr.add_argument("folder")
+    pr.add_argument("--models", help="comma-separated (default: the folder's)")
+    pr.add_argument("--dtypes", default="f32,f16")
+    pr.add_argument("--top", type=int, default=12, help="kernel families listed per run")
+    ps = sub.add_parser("profiled")  # one process of `profile`
+    for name in ("folder", "name", "dtype", "who"):
+        ps.add_argument(name)
     d = sub.add_parser("dispatches")
     d.add_argument("folders", nargs="+")
     one = sub.add_parser("one")  # one process of `run`
@@ -340,6 +435,10 @@ def main() -> int:
         write_models(args)
     elif args.command == "run":
         run(args)
+    elif args.command == "profile":
+        profile(args)
+    elif args.command == "profiled":
+        profiled(Path(args.folder), args.name, args.dtype, args.who)
     else:
         print(json.dumps(run_one(Path(args.folder), args.name, args.dtype, args.execution, args.repeats)))
     return 0
