@@ -149,6 +149,9 @@ def test_host_isa_and_the_builtin_database():
     assert builtin is not None and builtin.isa == "x86_64-avx512" and builtin.entries
     kinds = {e.shape.kind for e in builtin.entries.values()}
     assert kinds == {"conv", "depthwise", "matmul"}
+    avx2 = default_database("x86_64-avx2")  # measured on an AVX2 host: its own
+    assert avx2 is not None and avx2.isa == "x86_64-avx2"
+    assert {e.shape.kind for e in avx2.entries.values()} == kinds
 
 
 def test_channels_last_is_a_mode_where_depthwise_counts_twice():
