@@ -15,9 +15,11 @@ for the module, whose IREE flags (data tiling, micro-kernels) the rest of the co
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
-from schedc.decisions.cpu_config import LAYOUTS, MODE_FLAGS, MODES, CpuDatabase, CpuPlan, OpChoice, choose_plan, default_database, host_isa
+from schedc.decisions.cpu_config import ISAS, LAYOUTS, MODE_FLAGS, MODES, CpuDatabase, CpuPlan, OpChoice, choose_plan, default_database, host_isa
+from schedc.errors import CompileError
 from schedc.ir.cpu_ops import rewrite_op, shaped_ops
 from schedc.options import Phase
 from schedc.passes.base import PassInfo
@@ -37,9 +39,22 @@ class Options:
             raise ValueError(f"unknown mode '{self.mode}'; modes: {', '.join(MODE_FLAGS)}")
 
 
+# Plans from another ISA's built-in database than the host's: the same plans on every machine
+# (the test suite sets it), or a plan for a machine of that ISA.
+ISA_VARIABLE = "SCHEDC_CPU_ISA"
+
+
+def database_isa() -> str:
+    """The ISA whose built-in database plans the module: $SCHEDC_CPU_ISA, else the host's."""
+    named = os.environ.get(ISA_VARIABLE, "")
+    if named and named not in ISAS:
+        raise CompileError(f"{ISA_VARIABLE}={named} is no ISA a CPU database is measured for; valid: {', '.join(ISAS)}")
+    return named or host_isa(host_cpu_features())
+
+
 def _database(options: Options, context) -> CpuDatabase | None:
     path = options.database or getattr(context, "kernel_database", "")
-    return CpuDatabase.load(path) if path else default_database(host_isa(host_cpu_features()))
+    return CpuDatabase.load(path) if path else default_database(database_isa())
 
 
 def _forced_layout(plan: CpuPlan, layout: str) -> CpuPlan:

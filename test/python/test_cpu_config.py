@@ -169,3 +169,17 @@ def test_channels_last_is_a_mode_where_depthwise_counts_twice():
     alone = choose_plan([dense[0]], database(dense))
     assert alone.mode == "plain" and alone.ops[0].layout == "im2col" and "channels-last" not in alone.estimates_us
     assert conv().layouts("channels-last") == ("nchw",)
+
+
+def test_the_database_isa_is_the_hosts_unless_named(monkeypatch):
+    from schedc.errors import CompileError
+    from schedc.passes.cpu_config import ISA_VARIABLE, database_isa
+    from schedc.targets import host_cpu_features
+
+    monkeypatch.setenv(ISA_VARIABLE, "x86_64-avx2")
+    assert database_isa() == "x86_64-avx2"
+    monkeypatch.delenv(ISA_VARIABLE)
+    assert database_isa() == host_isa(host_cpu_features())
+    monkeypatch.setenv(ISA_VARIABLE, "avx2")
+    with pytest.raises(CompileError, match="SCHEDC_CPU_ISA=avx2 is no ISA.*x86_64-avx2"):
+        database_isa()

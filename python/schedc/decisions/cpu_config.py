@@ -301,9 +301,14 @@ def choose_plan(shapes: list[OpShape], database: CpuDatabase | None, modes=MODES
     return CpuPlan(mode, ops, {m: round(t, 1) for m, t in totals.items()})
 
 
+# Each ISA a database can be measured for, by the host CPU flag that names it (widest first).
+ISA_FLAGS = (("avx512f", "x86_64-avx512"), ("avx2", "x86_64-avx2"), ("sve", "aarch64-sve"), ("asimd", "aarch64-neon"))
+ISAS = tuple(name for _, name in ISA_FLAGS) + ("generic",)
+
+
 def host_isa(cpu_flags: set[str]) -> str:
     """The database name for a host: its architecture and widest vector extension."""
-    for flag, name in (("avx512f", "x86_64-avx512"), ("avx2", "x86_64-avx2"), ("sve", "aarch64-sve"), ("asimd", "aarch64-neon")):
+    for flag, name in ISA_FLAGS:
         if flag in cpu_flags:
             return name
     return "generic"
