@@ -145,6 +145,19 @@ def test_unfrozen_weights_are_seen_when_they_change_and_stay_out_of_the_cache_ke
     assert len(cached_modules(tmp_path)) == 1
 
 
+def test_another_cpu_database_is_another_cache_entry(tmp_path, monkeypatch):
+    """cpu-config plans from $SCHEDC_CPU_ISA's database: a module planned from another is not
+    served from the cache."""
+    model = small_net()
+    x = torch.randn(2, 8)
+    with torch.no_grad():
+        for isa in ("x86_64-avx512", "x86_64-avx2", "x86_64-avx512"):
+            monkeypatch.setenv("SCHEDC_CPU_ISA", isa)
+            torch._dynamo.reset()
+            assert relative_error(torch.compile(model, backend="schedc", options={"fallback": False})(x), model(x)) <= 1e-4
+    assert len(cached_modules(tmp_path)) == 2
+
+
 _SECOND_PROCESS = """
 import sys, torch
 sys.path.insert(0, {test_dir!r})

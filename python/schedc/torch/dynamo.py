@@ -320,7 +320,8 @@ def import_graph(graph: FrozenGraph, args) -> str:
 
 def cache_key(graph: FrozenGraph, args, target: str, options: BackendOptions) -> str:
     """A hash of all a compiled module depends on: the graph's code, its inputs' types and
-    shapes (and non-tensor values), the weights' bytes, the options and the tools' versions."""
+    shapes (and non-tensor values), the weights' bytes, the options, the tools' versions and,
+    for the host CPU, the host and the CPU database it plans from."""
     import torch
 
     digest = hashlib.sha256()
@@ -334,8 +335,20 @@ def cache_key(graph: FrozenGraph, args, target: str, options: BackendOptions) ->
             digest.update(f"input {position} {value.dtype} {tuple(value.shape)}\n".encode())
         else:
             digest.update(f"value {position} {value!r}\n".encode())
-    digest.update(repr((target, sorted(options.compile_options(target).items()), tool_versions())).encode())
+    digest.update(repr((target, sorted(options.compile_options(target).items()), tool_versions(), host_inputs(target))).encode())
     return digest.hexdigest()[:32]
+
+
+def host_inputs(target: str) -> tuple[str, ...]:
+    """What an llvm-cpu module depends on beyond its options: the CPU IREE generates code for
+    (the host's) and the ISA whose database cpu-config plans from ($SCHEDC_CPU_ISA or the host's)."""
+    if target != "llvm-cpu":
+        return ()
+    from schedc.decisions.cpu_config import host_isa
+    from schedc.passes.cpu_config import database_isa
+    from schedc.targets import host_cpu, host_cpu_features
+
+    return (host_cpu(), host_isa(host_cpu_features()), database_isa())
 
 
 def tool_versions() -> tuple[str, ...]:
