@@ -164,7 +164,7 @@ def schedc_prefill_times(module, name: str) -> dict[int, float]:
     return times
 
 
-def reference_prefill_times(folder: Path, dtype: str, name: str) -> None:
+def reference_prefill_times(dtype: str, name: str) -> None:
     """HF's forward over a static cache under torch.compile(mode="reduce-overhead"), one CUDA
     graph per length (dynamic=False), the next token's argmax read back; medians of PREFILLS
     calls after three warm-up calls, as JSON on the last line. In a process of its own, apart
@@ -391,7 +391,7 @@ def main() -> None:
     elif args.step == "memory":
         memory(Path(args.folder), args.dtype, args.model)
     elif args.step == "prefill-reference":
-        reference_prefill_times(Path(args.folder), args.dtype, args.model)
+        reference_prefill_times(args.dtype, args.model)
     elif args.step == "profiled":
         profiled(Path(args.folder), args.dtype, args.who, args.model)
     else:
