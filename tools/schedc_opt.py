@@ -35,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
 # What marks each phase's IR, latest first (the order IREE makes them in), and where a user
 # gets IR of that phase.
 _PHASE_MARKS = (
+    # executables still as variants, configured but without code (hal-phase IR holds binaries)
+    ("configurations", "hal.executable.variant", "schedc --dump-phases DIR (its configurations file)"),
     ("hal", "hal.executable ", "schedc --emit=hal"),
     ("stream", "stream.cmd.execute", "schedc --emit=stream"),
     ("stream-async", "stream.async.execute", "schedc --dump-phases DIR (its stream-async file)"),

@@ -70,6 +70,7 @@ class Emit(Choice):
 
     FLOW = "flow"
     STREAM = "stream"
+    CONFIGURATIONS = "configurations"
     HAL = "hal"
     EXECUTABLES = "executables"
     VMFB = "vmfb"
@@ -83,6 +84,7 @@ class Phase(Choice):
     FLOW = "flow"
     STREAM_ASYNC = "stream-async"
     STREAM = "stream"
+    CONFIGURATIONS = "configurations"
     HAL = "hal"
 
 

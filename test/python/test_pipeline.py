@@ -65,7 +65,7 @@ def test_a_pass_before_what_it_must_follow_is_an_error():
 
 
 def test_an_unknown_phase_is_an_error_where_the_pass_is_defined():
-    with pytest.raises(ValueError, match="unknown phase 'stream-asnyc'; phases: input, preprocessing, flow, stream-async, stream, hal"):
+    with pytest.raises(ValueError, match="unknown phase 'stream-asnyc'; phases: input, preprocessing, flow, stream-async, stream, configurations, hal"):
         PassInfo("p", "a pass", run=lambda *a: None, phase="stream-asnyc")
 
 
@@ -83,10 +83,11 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
         "stream-waves": "stream-async",
         "arena-plan": "stream",
         "overlap-fills": "stream",
+        "reduction-config": "configurations",
         "static-replay": "hal",
     }
     with pytest.raises(PipelineError) as info:
         parse_pipeline("nope", REGISTRY)
     assert str(info.value) == (
-        "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, mma-operands, overlap-fills, print-kernel-graph, remat, split-concat, split-k, static-replay, stream-schedule, stream-waves"
+        "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, mma-operands, overlap-fills, print-kernel-graph, reduction-config, remat, split-concat, split-k, static-replay, stream-schedule, stream-waves"
     )

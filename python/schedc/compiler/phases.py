@@ -13,6 +13,7 @@ the driver stops IREE at every phase that has passes, runs them, and resumes IRE
     flow            kernels as flow.dispatch ops (dispatch regions formed)
     stream-async    stream.async.execute regions, before allocation (inside IREE's stream phase)
     stream          after schedule-allocation: a stream.resource.pack per region's transients
+    configurations  executables with the code-generation configs IREE chose, before it generates code
     hal             executables for the target, and the HAL ops that record and run them
 """
 
@@ -67,6 +68,7 @@ PHASES = (
     PhaseStop(Phase.FLOW, "kernels as flow.dispatch ops", "flow"),
     PhaseStop(Phase.STREAM_ASYNC, "IREE's stream phase after its async pipeline, before allocation", "stream", _STREAM_UNTIL_ASYNC),
     PhaseStop(Phase.STREAM, "IREE's stream phase after schedule-allocation (stream.resource.pack ops)", "stream", _STREAM_ALLOCATION, "stream-allocation"),
+    PhaseStop(Phase.CONFIGURATIONS, "executables with IREE's code-generation configs, before code generation", "executable-configurations"),
     PhaseStop(Phase.HAL, "executables for the target and the HAL ops that run them", "hal"),
 )
 PHASE_NAMES = tuple(p.name for p in PHASES)
