@@ -184,7 +184,7 @@ def table(folder: Path, results: dict) -> None:
     for entry in manifest:
         r = results[entry["name"]]
         us = r["us"]
-        pick = _pick(entry, *_constants())
+        pick = _pick(entry, *_constants(manifest))
         parted = {p: us.get(f"p{p}") for p in PARTS}
         best = min(v for v in parted.values() if v is not None)
         cells = [f"{v:.1f}" if v is not None else "" for v in parted.values()]
@@ -193,10 +193,12 @@ def table(folder: Path, results: dict) -> None:
               + " | ".join(cells) + f" | {pick} | {parted[pick] / best:.2f} | {parted[pick] / us['torch']:.2f} | {max(r['errors'].values()):.1e} |")
 
 
-def _constants() -> tuple[int, int]:
-    from schedc.decisions.split_k import MAX_PARTS, SPLIT_OUTPUTS
+def _constants(manifest: list[dict]) -> tuple[int, int]:
+    """The rule's constants for the folder's shapes: the 1x1 ones' (`--shapes pointwise`) or the others'."""
+    from schedc.decisions.split_k import MAX_PARTS, POINTWISE_SPLIT_OUTPUTS, SPLIT_OUTPUTS
 
-    return SPLIT_OUTPUTS, MAX_PARTS
+    pointwise = all(entry["shape"][3] == 1 for entry in manifest)
+    return (POINTWISE_SPLIT_OUTPUTS if pointwise else SPLIT_OUTPUTS), MAX_PARTS
 
 
 def fit(args) -> None:
@@ -217,7 +219,8 @@ def fit(args) -> None:
     grid = [(o * 1024, m) for o in (16, 32, 64, 128, 256, 512, 1024, 2048) for m in (2, 4, 8, 16)]
     # Ties go to the smallest bounds (fewer splits), in grid order.
     best = min(grid, key=lambda c: (round(loss(fit_entries, c), 4), c))
-    print(f"current constants {_constants()}: FIT {loss(fit_entries, _constants()):.3f}x the fastest (geometric mean), HELDOUT {loss(held, _constants()):.3f}x")
+    current = _constants(manifest)
+    print(f"current constants {current}: FIT {loss(fit_entries, current):.3f}x the fastest (geometric mean), HELDOUT {loss(held, current):.3f}x")
     print(f"fitted on FIT {best}: FIT {loss(fit_entries, best):.3f}x, HELDOUT {loss(held, best):.3f}x")
     print(f"never split: FIT {loss(fit_entries, (0, 1)):.3f}x, HELDOUT {loss(held, (0, 1)):.3f}x")
 

@@ -59,6 +59,11 @@ POOLS = [("max", 32, 120, 3, 2, 0, True), ("max", 96, 60, 3, 2, 0, False), ("max
 # reads, so IREE keeps its rows and columns as loops (M x rows x columns x K):
 # (in channels, out channels, size)
 EXPANSIONS = [(16, 96, 40), (24, 144, 20), (40, 240, 10), (64, 384, 16), (32, 128, 36), (80, 480, 8), (48, 48, 24)]
+# 1x1 convolutions with few pixels and many input channels (a bottleneck's projection at the
+# end of a CNN), the N of whose matmul (pixels, 16-144) no tensor-core tile fills well; the same
+# synthetic shapes as bench/split_k.py's FIT_POINTWISE: (in channels, out channels, size)
+NARROW_POINTWISE = [(768, 128, 6), (1280, 192, 5), (640, 96, 10), (1024, 256, 6), (512, 384, 12), (384, 768, 8),
+                    (1536, 256, 4), (896, 144, 9)]
 # (M, N, K); batch matmuls (B, M, N, K)
 MATMULS = [(1, 512, 2048), (8, 1000, 512), (64, 384, 384), (128, 128, 1024), (256, 1024, 256), (32, 3072, 768),
            (100, 200, 300), (512, 64, 512), (16, 4096, 1024)]
@@ -144,6 +149,13 @@ def expansions():
               for cin, cout, _ in EXPANSIONS]
     torch.manual_seed(0)
     inputs = tuple(torch.randn(1, cin, size, size) for cin, _, size in EXPANSIONS)
+    return Layers(layers).eval(), inputs
+
+
+def narrow_pointwise():
+    torch.manual_seed(0)
+    layers = [nn.Sequential(nn.Conv2d(cin, cout, 1), nn.ReLU()) for cin, cout, _ in NARROW_POINTWISE]
+    inputs = tuple(torch.randn(1, cin, size, size) for cin, _, size in NARROW_POINTWISE)
     return Layers(layers).eval(), inputs
 
 
@@ -241,7 +253,22 @@ def simt_grid(sig, padded_only: bool = False) -> list:
     return padded if padded_only else found + padded
 
 
-SWEEP = {"matvecs": matvecs, "narrow_matvecs": narrow_matvecs, "odd_matmuls": odd_matmuls, "convs": convs, "wide_convs": wide_convs, "expansions": expansions, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
+def half_contraction_grid(sig) -> list:
+    """Every tensor-core config the candidate generator makes for an f16/bf16 contraction that
+    is not a window convolution (1x1 convolutions, matmuls), and SIMT tiles of it as f32
+    contractions get them: the space a rule for the narrow ones is chosen from."""
+    from schedc.decisions import kernel_config as kc
+
+    if sig.element_type not in ("f16", "bf16") or sig.kind not in ("matmul", "batch_matmul", "matmul_like"):
+        return []
+    roles = kc.contraction_roles(sig)
+    if roles is None or kc.igemm_form(sig) is not None or kc.is_matvec(sig):
+        return []
+    simt = kc._simt_rows_candidates(sig, sig, 48) if kc._row_loop(sig, roles) is not None else kc._simt_candidates(sig, 48)
+    return kc._mma_candidates(sig, 400) + simt
+
+
+SWEEP = {"matvecs": matvecs, "narrow_pointwise": narrow_pointwise, "narrow_matvecs": narrow_matvecs, "odd_matmuls": odd_matmuls, "convs": convs, "wide_convs": wide_convs, "expansions": expansions, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
 
 
 def _measured(folder: str) -> list:
@@ -492,7 +519,8 @@ def prepare(folder: str, models: list[str], candidates: int, padded_only: bool =
     from schedc.decisions import kernel_config as kc
 
     def extra(sig):  # and the plain SIMT tiles a rows-form contraction had before
-        return igemm_grid_picks(sig) + (kc._simt_candidates(sig, candidates) if kc.rows_form(sig) else []) + simt_grid(sig, padded_only) + matvec_grid(sig)
+        return (igemm_grid_picks(sig) + (kc._simt_candidates(sig, candidates) if kc.rows_form(sig) else []) + simt_grid(sig, padded_only)
+                + matvec_grid(sig) + half_contraction_grid(sig))
 
     manifest = tune_prepare(models, folder, TuneOptions(resolve_target("cuda"), candidates=candidates, extra=extra))
     configs = sum(len(k["configs"]) for k in manifest["kernels"])

@@ -599,6 +599,12 @@ def test_mma_operand_order_swaps_only_a_half_precision_contraction_whose_first_i
     strided = map_terms("affine_map<(d0, d1, d2, d3) -> (d3, d1 * 2, d2 * 2)>")  # a 1x1 convolution of stride 2
     assert swap_inputs_for_mma(map_terms("affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>"), strided,
                                map_terms("affine_map<(d0, d1, d2, d3) -> (d0, d3)>"), "f16")
+    # split-k's parts of a 1x1 convolution (parts g, channels f, pixels p, K c): past the batch
+    # loop g, the output's leading loop f is the filter's, the second input's
+    gcp, fgc, gfp = (map_terms(f"affine_map<(d0, d1, d2, d3) -> ({r})>") for r in ("d0, d3, d2", "d1, d0, d3", "d0, d1, d2"))
+    assert swap_inputs_for_mma(gfp, gcp, fgc, "f16") and not swap_inputs_for_mma(gfp, fgc, gcp, "f16")
+    bmk, bkn, bmn = (map_terms(f"affine_map<(d0, d1, d2, d3) -> ({r})>") for r in ("d0, d1, d3", "d0, d3, d2", "d0, d1, d2"))
+    assert not swap_inputs_for_mma(bmn, bmk, bkn, "f16")  # attention's batch matmul: M first already
     window = map_terms("affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d1 + d4, d2 + d5)>")  # a 3x3 convolution: right as it is
     assert not swap_inputs_for_mma(map_terms("affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2)>"), window,
                                    map_terms("affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d4, d5)>"), "f16")

@@ -32,15 +32,25 @@ def test_deep_convolutions_with_few_outputs_are_split_and_those_that_fill_the_gp
 
 def test_a_part_keeps_whole_tensor_core_steps_of_channels_and_a_long_enough_reduction():
     assert not can_split(_conv(48, 96, 24), 2)  # 24 channels a part
-    assert not can_split(_conv(960, 160, 7, k=1), 2)  # f16 1x1: IREE's tensor cores get it wrong split
-    assert can_split(_conv(960, 160, 7, k=1, dtype="f32"), 2)
+    assert can_split(_conv(960, 160, 7, k=1), 4) and not can_split(_conv(960, 160, 7, k=1), 8)  # 120 channels a part
     assert can_split(_conv(64, 128, 24), 4)
+
+
+def test_f16_projections_with_few_pixels_split_until_their_outputs_fill_128_ki():
+    # bench/split_k.py's synthetic FIT_POINTWISE, where each pick was the fastest part count
+    assert split_parts(_conv(768, 128, 6, k=1)) == 16  # 4,608 outputs
+    assert split_parts(_conv(640, 96, 10, k=1)) == 8  # 40 channels a part would not be whole K steps
+    assert split_parts(_conv(512, 384, 12, k=1)) == 4  # 55,296 outputs
+    assert split_parts(_conv(512, 1000, 13, k=1)) == 1  # 169,000: enough already (SqueezeNet's classifier)
+    assert split_parts(_conv(768, 128, 6, k=1, dtype="bf16")) == 16
 
 
 def test_only_convolutions_like_those_measured_are_chosen_for_a_split():
     assert like_measured(_conv(64, 128, 24))
     assert not like_measured(_conv(64, 64, 7)) and split_parts(_conv(64, 64, 7)) == 1  # 1.8 M multiply-adds
-    assert not like_measured(_conv(512, 512, 7, k=1))  # a 1x1 convolution is a matmul
+    assert not like_measured(_conv(512, 512, 7, k=1, dtype="f32"))  # f32 1x1: held-out projections ran slower split
+    assert not like_measured(_conv(256, 512, 7, k=1, stride=2))  # a strided 1x1 was never measured split
+    assert not like_measured(_conv(160, 960, 7, k=1))  # an expansion's few input channels
     assert not like_measured(_conv(256, 32, 28))  # an f32 one of 32 channels keeps IREE's direct code
     assert not can_split(_conv(64, 64, 7, groups=64), 2)
     assert not can_split(OpShape("matmul", "f16", m=1, n=512, k=4096), 2)

@@ -24,6 +24,9 @@ def swap_inputs_for_mma(output: list[list[tuple[int, int]]], first: list[list[tu
         return False
     if any(len(result) != 1 for terms in (output, first, second) for result in terms):
         return False  # a window (h + kh): IREE's convolution code, right as it is; swapped it ran 100x slower
-    leading = output[0][0][0]
     loops = lambda terms: {loop for result in terms for loop, _ in result}  # noqa: E731
-    return leading not in loops(first) and leading in loops(second)
+    first_loops, second_loops = loops(first), loops(second)
+    # The output's leading loop past its batch loops (those both inputs index: a split
+    # convolution's parts, `schedc.ir.split_k`), which IREE's tensor-core configs take as M.
+    leading = next((result[0][0] for result in output if not (result[0][0] in first_loops and result[0][0] in second_loops)), None)
+    return leading is not None and leading not in first_loops and leading in second_loops

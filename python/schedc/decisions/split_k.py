@@ -10,9 +10,12 @@ bias and the elementwise ops after it. cuDNN splits such convolutions the same w
 
 `split_parts` decides G from the shape alone: the smallest power of two that brings the
 outputs up to SPLIT_OUTPUTS, at most MAX_PARTS, each part keeping whole tensor-core steps of
-input channels. Only convolutions like those measured are split: with a window (a 1x1
-convolution is a matmul, which split-K was not measured on), at least MIN_OUT_CHANNELS output
-channels and MIN_WORK multiply-adds.
+input channels. Only convolutions like those measured are split:
+- with a window: at least MIN_OUT_CHANNELS output channels and MIN_WORK multiply-adds;
+- 1x1 in f16/bf16 (a bottleneck's projection: few pixels, many input channels), up to
+  POINTWISE_SPLIT_OUTPUTS, of stride 1, at least POINTWISE_MIN_CHANNELS input channels,
+  MIN_OUT_CHANNELS output channels and POINTWISE_MIN_WORK multiply-adds. (f32 1x1
+  convolutions stay whole: split, MobileNetV2's held-out projections ran up to 1.5x slower.)
 """
 
 from __future__ import annotations
@@ -34,33 +37,46 @@ MIN_OUT_CHANNELS = 64
 # channels at 5x5), a convolution keeps its one dispatch (and a tuned database entry its match).
 MIN_WORK = 40 * 2**20
 SPLIT_DTYPES = ("f16", "bf16", "f32")
+# f16/bf16 1x1 convolutions, fitted on bench/split_k.py's FIT_POINTWISE (synthetic: 384-1536
+# input channels at 4x4-12x12): with these the pick was the fastest part count measured on all
+# eight, and within 1.04x of it on the six held-out ones (MobileNetV2's and SqueezeNet's), where
+# whole they ran up to 3.7x slower (bench/README.md, "1x1 convolutions in f16, split").
+POINTWISE_SPLIT_OUTPUTS = 128 * 1024
+POINTWISE_MIN_CHANNELS = 256  # the fewest measured: 384
+POINTWISE_MIN_WORK = 3 * 2**20  # under the fewest measured: 3.5 M (768 -> 128 at 6x6)
+POINTWISE_DTYPES = ("f16", "bf16")
 
 
 def can_split(shape: OpShape, parts: int) -> bool:
-    """Whether `shape` can be split into `parts` parts over its input channels. Never an f16 or
-    bf16 1x1 convolution: split, it is a batch of contractions in the operand order IREE 3.13's
-    tensor-core code computes wrongly (mma-operands corrects the unsplit one only); on an H200
-    all 14 measured came out 0.7-1.0 off (bench/split_k.py --shapes pointwise, E7)."""
+    """Whether `shape` can be split into `parts` parts over its input channels. (An f16 1x1
+    convolution split is a batch of contractions whose inputs mma-operands puts in the order
+    IREE's tensor-core code computes right, as for the unsplit one.)"""
     if shape.kind != "conv" or shape.groups != 1 or shape.dtype not in SPLIT_DTYPES or parts < 2:
-        return False
-    if shape.kh * shape.kw == 1 and shape.dtype != "f32":
         return False
     return shape.cin % parts == 0 and (shape.cin // parts) % PART_CHANNELS == 0
 
 
+def pointwise(shape: OpShape) -> bool:
+    return shape.kh * shape.kw == 1
+
+
 def like_measured(shape: OpShape) -> bool:
-    """Whether `shape` is of the kind the rule was measured on (a window, MIN_OUT_CHANNELS
-    output channels, MIN_WORK multiply-adds): the rule splits no other. (f32 1x1 convolutions
-    were measured too, and not taken: split, eight synthetic ones ran up to 3.8x faster, but
-    MobileNetV2's held-out projections up to 1.5x slower, bench/README.md "Split-K".)"""
-    return shape.kh * shape.kw > 1 and shape.cout >= MIN_OUT_CHANNELS and shape.work >= MIN_WORK
+    """Whether `shape` is of a kind the rule was measured on (see the module docstring): the
+    rule splits no other."""
+    if shape.cout < MIN_OUT_CHANNELS:
+        return False
+    if not pointwise(shape):
+        return shape.work >= MIN_WORK
+    return (shape.dtype in POINTWISE_DTYPES and shape.stride == (1, 1) and shape.cin >= POINTWISE_MIN_CHANNELS
+            and shape.work >= POINTWISE_MIN_WORK)
 
 
-def split_parts(shape: OpShape, split_outputs: int = SPLIT_OUTPUTS, max_parts: int = MAX_PARTS) -> int:
+def split_parts(shape: OpShape, split_outputs: int = 0, max_parts: int = MAX_PARTS) -> int:
     """The parts `shape`'s reduction is split into (1: not split); the constants are
-    parameters for bench/split_k.py's fit."""
+    parameters for bench/split_k.py's fit (0: SPLIT_OUTPUTS, or POINTWISE_SPLIT_OUTPUTS)."""
     if not like_measured(shape):
         return 1
+    split_outputs = split_outputs or (POINTWISE_SPLIT_OUTPUTS if pointwise(shape) else SPLIT_OUTPUTS)
     oh, ow = shape.out_hw
     outputs = shape.batch * shape.cout * oh * ow
     parts = 1
