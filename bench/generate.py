@@ -19,7 +19,8 @@ machine's torch 2.11: its CUDA graphs overwrote the static cache's length tensor
 token (median), tokens/s, and how many greedy tokens agree with HF's (f16:
 a near tie can flip a token, and the rest follows from it). `memory` prints the replayed
 module's device memory after loading and after each bucket has run. `run --reduce-overhead` also
-times each bucket's prefill against HF's forward under reduce-overhead at the same length.
+times each bucket's prefill against HF's forward under reduce-overhead at the same length (where
+reduce-overhead's crashes, under Inductor's default mode, and says so).
 """
 
 from __future__ import annotations
@@ -122,17 +123,23 @@ def run(folder: Path, dtype: str, execution: str, name: str) -> None:
         print(f"HF static cache, decode under torch.compile(mode='reduce-overhead'): {ro:.3f} ms/token; "
               f"schedc/reduce-overhead {decode / ro:.3f}; its tokens equal to HF eager's: {agreement(compiled_tokens, reference)}")
         ours = schedc_prefill_times(module, name)
-        done = subprocess.run([sys.executable, __file__, "prefill-reference", str(folder), "--dtype", dtype, "--model", name],
-                              capture_output=True, text=True)
+        # reduce-overhead's prefill, else (it crashed on the H200 machine's torch: a segmentation
+        # fault recording the first prefill graph) Inductor's default mode, without CUDA graphs
+        for mode in PREFILL_MODES:
+            done = subprocess.run([sys.executable, __file__, "prefill-reference", str(folder), "--dtype", dtype, "--model", name,
+                                   "--prefill-mode", mode], capture_output=True, text=True)
+            if not done.returncode:
+                break
+            print(f"{mode}'s prefill failed in its own process (exit {done.returncode}): {done.stderr.strip()[-300:]}", flush=True)
         theirs = {} if done.returncode else {int(k): v for k, v in json.loads(done.stdout.strip().splitlines()[-1]).items()}
-        if done.returncode:  # seen on the H200 machine: a segmentation fault recording the first prefill graph
-            print(f"reduce-overhead's prefill failed in its own process (exit {done.returncode}): {done.stderr.strip()[-300:]}", flush=True)
         for length, time_ms in ours.items():
-            reference = f"reduce-overhead {theirs[length]:.3f} ms, schedc/reduce-overhead {time_ms / theirs[length]:.3f}" if length in theirs else "no reference"
+            reference = f"{mode} {theirs[length]:.3f} ms, schedc/{mode} {time_ms / theirs[length]:.3f}" if length in theirs else "no reference"
             print(f"prefill of {length} tokens (bucket {bucket_of(length)}): schedc {time_ms:.3f} ms, {reference} (medians of {PREFILLS})", flush=True)
 
 
 PREFILLS = 7
+# The prefill references, in the order tried: torch.compile's modes.
+PREFILL_MODES = ("reduce-overhead", "default")
 
 
 def bucket_of(length: int) -> int:
@@ -164,19 +171,19 @@ def schedc_prefill_times(module, name: str) -> dict[int, float]:
     return times
 
 
-def reference_prefill_times(dtype: str, name: str) -> None:
-    """HF's forward over a static cache under torch.compile(mode="reduce-overhead"), one CUDA
-    graph per length (dynamic=False), the next token's argmax read back; medians of PREFILLS
-    calls after three warm-up calls, as JSON on the last line. In a process of its own, apart
-    from schedc's module and the decode step's graphs. (On the H200 machine's torch it crashed
-    both there and alone: a segmentation fault while torch's CUDA-graph trees recorded the first
-    prefill; `run` then reports schedc's prefill times without a reference.)"""
+def reference_prefill_times(dtype: str, name: str, mode: str = "reduce-overhead") -> None:
+    """HF's forward over a static cache under torch.compile(mode=`mode`), one graph per length
+    (dynamic=False), the next token's argmax read back; medians of PREFILLS calls after three
+    warm-up calls, as JSON on the last line. In a process of its own, apart from schedc's module
+    and the decode step's graphs. (Under reduce-overhead, the H200 machine's torch crashed both
+    there and alone: a segmentation fault while its CUDA-graph trees recorded the first prefill;
+    `run` then takes Inductor's default mode, PREFILL_MODES.)"""
     import torch
     from transformers import StaticCache
 
     model, _ = MODELS[name]()
     model = (model.half() if dtype == "f16" else model).cuda()
-    step = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True, dynamic=False)
+    step = torch.compile(model.forward, mode=None if mode == "default" else mode, fullgraph=True, dynamic=False)
     cache = StaticCache(config=model.config, max_cache_len=MAX_SEQ)
     times = {}
     with torch.no_grad():
@@ -185,7 +192,8 @@ def reference_prefill_times(dtype: str, name: str) -> None:
             position, theirs = torch.arange(length, device="cuda"), []
             for _ in range(3 + PREFILLS):
                 started = time.perf_counter()
-                torch.compiler.cudagraph_mark_step_begin()
+                if mode == "reduce-overhead":
+                    torch.compiler.cudagraph_mark_step_begin()
                 logits = step(tensor, past_key_values=cache, use_cache=True, cache_position=position).logits
                 int(logits[:, -1:].argmax(-1))
                 theirs.append((time.perf_counter() - started) * 1e3)
@@ -382,6 +390,7 @@ def main() -> None:
     parser.add_argument("--graphs", action="store_true", help="run: the replayed module (a process runs one CUDA mode)")
     parser.add_argument("--reduce-overhead", action="store_true", help="run: also HF's decode step under torch.compile(mode='reduce-overhead')")
     parser.add_argument("--model", default="gpt2", choices=sorted(MODELS), help="gpt2: GPT-2 small; llama: a Llama of its size")
+    parser.add_argument("--prefill-mode", default="reduce-overhead", choices=PREFILL_MODES, help=argparse.SUPPRESS)
     parser.add_argument("--who", default="walls", choices=("walls", "schedc", "reduce-overhead"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.step == "prepare":
@@ -391,7 +400,7 @@ def main() -> None:
     elif args.step == "memory":
         memory(Path(args.folder), args.dtype, args.model)
     elif args.step == "prefill-reference":
-        reference_prefill_times(args.dtype, args.model)
+        reference_prefill_times(args.dtype, args.model, args.prefill_mode)
     elif args.step == "profiled":
         profiled(Path(args.folder), args.dtype, args.who, args.model)
     else:
