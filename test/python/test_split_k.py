@@ -42,7 +42,7 @@ def test_f16_projections_with_few_pixels_split_until_their_outputs_fill_128_ki()
     assert split_parts(_conv(640, 96, 10, k=1)) == 8  # 40 channels a part would not be whole K steps
     assert split_parts(_conv(512, 384, 12, k=1)) == 4  # 55,296 outputs
     assert split_parts(_conv(512, 1000, 13, k=1)) == 1  # 169,000: enough already (SqueezeNet's classifier)
-    assert split_parts(_conv(768, 128, 6, k=1, dtype="bf16")) == 16
+    assert split_parts(_conv(768, 128, 6, k=1, dtype="bf16")) == 1  # never measured split
 
 
 def test_only_convolutions_like_those_measured_are_chosen_for_a_split():

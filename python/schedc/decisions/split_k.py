@@ -12,7 +12,7 @@ bias and the elementwise ops after it. cuDNN splits such convolutions the same w
 outputs up to SPLIT_OUTPUTS, at most MAX_PARTS, each part keeping whole tensor-core steps of
 input channels. Only convolutions like those measured are split:
 - with a window: at least MIN_OUT_CHANNELS output channels and MIN_WORK multiply-adds;
-- 1x1 in f16/bf16 (a bottleneck's projection: few pixels, many input channels), up to
+- 1x1 in f16 (a bottleneck's projection: few pixels, many input channels), up to
   POINTWISE_SPLIT_OUTPUTS, of stride 1, at least POINTWISE_MIN_CHANNELS input channels,
   MIN_OUT_CHANNELS output channels and POINTWISE_MIN_WORK multiply-adds. (f32 1x1
   convolutions stay whole: split, MobileNetV2's held-out projections ran up to 1.5x slower.)
@@ -37,14 +37,14 @@ MIN_OUT_CHANNELS = 64
 # channels at 5x5), a convolution keeps its one dispatch (and a tuned database entry its match).
 MIN_WORK = 40 * 2**20
 SPLIT_DTYPES = ("f16", "bf16", "f32")
-# f16/bf16 1x1 convolutions, fitted on bench/split_k.py's FIT_POINTWISE (synthetic: 384-1536
+# f16 1x1 convolutions, fitted on bench/split_k.py's FIT_POINTWISE (synthetic: 384-1536
 # input channels at 4x4-12x12): with these the pick was the fastest part count measured on all
 # eight, and within 1.04x of it on the six held-out ones (MobileNetV2's and SqueezeNet's), where
 # whole they ran up to 3.7x slower (bench/README.md, "1x1 convolutions in f16, split").
 POINTWISE_SPLIT_OUTPUTS = 128 * 1024
 POINTWISE_MIN_CHANNELS = 256  # the fewest measured: 384
 POINTWISE_MIN_WORK = 3 * 2**20  # under the fewest measured: 3.5 M (768 -> 128 at 6x6)
-POINTWISE_DTYPES = ("f16", "bf16")
+POINTWISE_DTYPES = ("f16",)  # bf16 ones were never measured split
 
 
 def can_split(shape: OpShape, parts: int) -> bool:
