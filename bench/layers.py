@@ -191,16 +191,36 @@ def prepare(args) -> None:
     print(f"{len(manifest)} layers in {folder / 'layers.json'}")
 
 
-def _error(actual, expected) -> float:
+def relative_error(actual, expected) -> float:
+    """max |actual - expected| / max |expected|, in f32."""
     expected = expected.float()
     return float((actual.float() - expected).abs().max() / max(float(expected.abs().max()), 1e-30))
+
+
+def module_calls(layer, x, archive, modules: dict[str, Path]) -> tuple[dict, dict]:
+    """On the GPU: torch's call of `layer` on `x` and each module's (by label, its weights from
+    `archive`, None for none), each called once to warm it; and each module's error against
+    torch's output."""
+    import torch
+
+    import schedc
+
+    reference = layer(x)
+    calls, errors = {"torch": (lambda: layer(x))}, {}
+    for label, path in modules.items():
+        module = schedc.load(str(path), device="cuda", params=str(archive) if archive else None)
+        errors[label] = relative_error(module.forward(x, copy=True), reference)
+        calls[label] = lambda module=module: module.forward(x)
+    for call in calls.values():  # warm: first calls load and allocate
+        call()
+    torch.cuda.synchronize()
+    return calls, errors
 
 
 def measure(args) -> None:
     """On the GPU, under ncu or not: numerics, then one profiled run of every layer."""
     import torch
 
-    import schedc
     from schedc.torch.parameters import save_params
 
     torch.backends.cudnn.allow_tf32 = False
@@ -221,16 +241,7 @@ def measure(args) -> None:
             if archive:
                 save_params(found_layer["module"], str(archive))
             layer, x = found_layer["module"].cuda(), found_layer["input"].cuda()
-            reference = layer(x)
-            calls, errors = {"torch": (lambda layer=layer, x=x: layer(x))}, {}
-            for variant in VARIANTS:
-                module = schedc.load(str(folder / "layers" / f"{stem}.{variant}.vmfb"), device="cuda", params=str(archive) if archive else None)
-                output = module.forward(x, copy=True)
-                errors[variant] = _error(output, reference)
-                calls[variant] = lambda module=module, x=x: module.forward(x)
-            for call in calls.values():  # warm: first calls load and allocate
-                call()
-            torch.cuda.synchronize()
+            calls, errors = module_calls(layer, x, archive, {variant: folder / "layers" / f"{stem}.{variant}.vmfb" for variant in VARIANTS})
             numerics[stem] = errors
             runs.append((stem, calls))
         for stem, calls in runs:

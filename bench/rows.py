@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from layers import measured_under_ncu, reinit, seed_of  # noqa: E402
+from layers import measured_under_ncu, module_calls, reinit, seed_of  # noqa: E402
 
 # (op, shape): a softmax over the last dimension, or a layer norm over it
 SHAPES = [
@@ -89,16 +89,10 @@ def prepare(args) -> None:
     (folder / "rows.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
-def _error(actual, expected) -> float:
-    expected = expected.float()
-    return float((actual.float() - expected).abs().max() / max(float(expected.abs().max()), 1e-30))
-
-
 def measure(args) -> None:
     """On the GPU, under ncu: numerics, then one profiled run of each module and of torch."""
     import torch
 
-    import schedc
     from schedc.torch.parameters import save_params
 
     folder = Path(args.folder)
@@ -109,18 +103,9 @@ def measure(args) -> None:
             layer, x = _layer(entry["op"], tuple(entry["shape"]), entry["dtype"])
             archive = folder / "modules" / f"{entry['name']}.irpa"
             save_params(layer, str(archive))
-            layer, x = layer.cuda(), x.cuda()
-            reference = layer(x)
-            calls = {"torch": lambda layer=layer, x=x: layer(x)}
-            errors[entry["name"]] = {}
-            for variant in _variants():
-                module = schedc.load(str(folder / "modules" / f"{entry['name']}.{variant}.vmfb"), device="cuda", params=str(archive))
-                errors[entry["name"]][variant] = _error(module.forward(x, copy=True), reference)
-                calls[variant] = lambda module=module, x=x: module.forward(x)
-            for call in calls.values():
-                call()
+            modules = {variant: folder / "modules" / f"{entry['name']}.{variant}.vmfb" for variant in _variants()}
+            calls, errors[entry["name"]] = module_calls(layer.cuda(), x.cuda(), archive, modules)
             runs.append((entry["name"], calls))
-        torch.cuda.synchronize()
         order = []
         for name, calls in runs:
             for label, call in calls.items():

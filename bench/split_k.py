@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from layers import measured_under_ncu, reinit, seed_of  # noqa: E402
+from layers import measured_under_ncu, module_calls, reinit, seed_of  # noqa: E402
 
 # (input channels, output channels, output size, window, stride)
 FIT = [
@@ -110,16 +110,10 @@ def prepare(args) -> None:
     (folder / "split_k.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
-def _error(actual, expected) -> float:
-    expected = expected.float()
-    return float((actual.float() - expected).abs().max() / max(float(expected.abs().max()), 1e-30))
-
-
 def measure(args) -> None:
     """On the GPU, under ncu: numerics, then one profiled run of each module and of torch."""
     import torch
 
-    import schedc
     from schedc.torch.parameters import save_params
 
     folder = Path(args.folder)
@@ -130,17 +124,9 @@ def measure(args) -> None:
             layer, x = _layer(tuple(entry["shape"]), entry["dtype"])
             archive = folder / "modules" / f"{entry['name']}.irpa"
             save_params(layer, str(archive))
-            layer, x = layer.cuda(), x.cuda()
             torch.backends.cudnn.allow_tf32 = False
-            reference = layer(x)
-            calls = {"torch": lambda layer=layer, x=x: layer(x)}
-            errors[entry["name"]] = {}
-            for p in entry["parts"]:
-                module = schedc.load(str(folder / "modules" / f"{entry['name']}.p{p}.vmfb"), device="cuda", params=str(archive))
-                errors[entry["name"]][p] = _error(module.forward(x, copy=True), reference)
-                calls[f"p{p}"] = lambda module=module, x=x: module.forward(x)
-            for call in calls.values():
-                call()
+            modules = {f"p{p}": folder / "modules" / f"{entry['name']}.p{p}.vmfb" for p in entry["parts"]}
+            calls, errors[entry["name"]] = module_calls(layer.cuda(), x.cuda(), archive, modules)
             runs.append((entry["name"], entry["dtype"], calls))
         torch.cuda.synchronize()
         order = []
