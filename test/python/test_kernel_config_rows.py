@@ -3,6 +3,8 @@ tile and subgroups per row, IREE's spelling of the configs, and the cuda compile
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -77,3 +79,13 @@ def test_the_cuda_compile_gives_a_softmax_over_197_keys_a_subgroup_per_row():
     assert "reduction-config" not in default  # not in the default pipeline yet
     on_cpu = compile_with_options(mlir, CompileOptions(target="llvm-cpu", passes=NAMED)).records
     assert "reduction-config" not in on_cpu  # GPU configs only: the pass leaves llvm-cpu's executables
+
+
+def test_the_report_and_summary_say_which_rows_were_configured(tmp_path, capsys):
+    mlir = schedc.import_torch(Softmax(), torch.randn(3, 197, 197, dtype=torch.float16))
+    report = tmp_path / "report.json"
+    schedc.compile(mlir, target="cuda", passes=NAMED, report=str(report), summary=True)
+    data = json.loads(report.read_text())
+    assert list(data["functions"]) == ["forward"]  # the module-wide record is not a function
+    assert [c["loops"] for c in data["reduction_config"]["configured"]] == [[3, 197, 197]]
+    assert "reduction-config: 1 row reduction given a subgroup per row (row lanes 32 x 8, 1 subgroup, step 256)" in capsys.readouterr().out

@@ -30,7 +30,7 @@ def iree_arenas(packs: list[Pack]) -> dict[str, list[dict]]:
 
 
 # Passes whose record is the module's, not per function.
-MODULE_WIDE = ("kernel-config", "cpu-config", "mma-operands", "split-k", "static-replay-pool")
+MODULE_WIDE = ("kernel-config", "cpu-config", "mma-operands", "split-k", "reduction-config", "static-replay-pool")
 
 
 def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, arenas_without: dict | None = None) -> dict:
@@ -43,6 +43,7 @@ def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, ar
     cpu_plan = records.get("cpu-config", {}).get("module")
     mma = records.get("mma-operands", {}).get("module")
     split_k = records.get("split-k", {}).get("module")
+    rows = records.get("reduction-config", {}).get("module")
     pool = records.get("static-replay-pool", {}).get("module")
     for pass_name, per_function in records.items():
         if pass_name in MODULE_WIDE:
@@ -75,6 +76,8 @@ def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, ar
         report["mma_operands"] = mma
     if split_k is not None:
         report["split_k"] = split_k
+    if rows is not None:
+        report["reduction_config"] = rows
     if pool is not None:
         report["static_replay"] = pool
     return report
@@ -136,6 +139,11 @@ def summary_lines(report: dict) -> list[str]:
         parts = ", ".join(f"{n} in {p}" for p, n in sorted(_counts(s["parts"] for s in split).items()))
         plural = len(split) != 1
         lines.append(f"split-k: {len(split)} convolution{'s' if plural else ''} split over {'their' if plural else 'its'} input channels ({parts} parts)")
+    configured = (report.get("reduction_config") or {}).get("configured")
+    if configured:
+        plural = len(configured) != 1
+        lines.append(f"reduction-config: {len(configured)} row reduction{'s' if plural else ''} given a subgroup per row "
+                     f"({', '.join(sorted({c['config'] for c in configured}))})")
     replay = report.get("static_replay")
     if replay:
         lines.append(replay_line(replay))
