@@ -13,7 +13,8 @@ own, so every layer is one dispatch that `schedc tune prepare` can measure alone
     python bench/sweep.py fit-matvec TUNE_DIR...   # kernel_config.matvec's table from the matvecs' measurements
     python bench/sweep.py judge TUNE_DIR # the current picks (f32 implicit GEMMs, rows-form 1x1
                                          # convolutions) on a tune folder, e.g. a held-out one
-    python bench/sweep.py cpu [DB.json]  # measure every shape on this CPU in each mode and
+    python bench/sweep.py cpu [DB.json] [--models a,b --add]  # measure every shape (or these
+                                         # models', merged in) on this CPU in each mode and
                                          # layout: the built-in CPU database (default path)
 """
 
@@ -45,6 +46,15 @@ CPU_CONVS = [
     (32, 32, 60, 3, 1), (64, 64, 30, 3, 1), (128, 128, 15, 3, 1), (256, 256, 9, 3, 1), (16, 48, 100, 3, 1),
     (48, 96, 50, 3, 2), (96, 192, 25, 3, 2), (3, 48, 100, 7, 2), (3, 24, 110, 3, 2), (24, 96, 50, 1, 1),
     (96, 24, 50, 1, 1), (160, 320, 12, 1, 1), (320, 80, 20, 1, 1), (192, 768, 10, 1, 1), (48, 48, 30, 5, 1),
+]
+# Window convolutions of 16-128 channels at 20-80 pixels, for the CPU estimate of im2col against
+# IREE's direct code where few entries stood (ResNet-18's 64-channel convolutions at 56x56 were
+# estimated from 32-channel ones, and wrongly); none is a held-out model's:
+# (in channels, out channels, output size, window, stride)
+CPU_WIDE_CONVS = [
+    (48, 48, 60, 3, 1), (64, 64, 44, 3, 1), (80, 80, 36, 3, 1), (96, 96, 24, 3, 1), (64, 96, 40, 3, 1),
+    (40, 80, 48, 3, 1), (96, 128, 20, 3, 1), (24, 24, 80, 3, 1), (64, 16, 36, 3, 1), (96, 24, 28, 3, 1),
+    (48, 24, 36, 5, 1), (64, 32, 28, 5, 1),
 ]
 # transposed (a decoder's upsampling, stride 2): (in channels, out channels, input size, window)
 TRANSPOSED = [(96, 48, 10, 2), (48, 24, 20, 2), (160, 80, 8, 2), (24, 12, 40, 2), (64, 64, 12, 3)]
@@ -133,6 +143,13 @@ def cpu_convs():
     inputs = tuple(_conv_input(cin, size, window, stride) for cin, _, size, window, stride in CPU_CONVS)
     inputs += tuple(_conv_input(c, size, window, stride) for c, size, window, stride in DEPTHWISE)
     inputs += tuple(torch.randn(1, cin, size, size) for cin, _, size, _ in TRANSPOSED)
+    return Layers(layers).eval(), inputs
+
+
+def cpu_wide_convs():
+    torch.manual_seed(0)
+    layers = [nn.Conv2d(cin, cout, window, stride) for cin, cout, _, window, stride in CPU_WIDE_CONVS]
+    inputs = tuple(_conv_input(cin, size, window, stride) for cin, _, size, window, stride in CPU_WIDE_CONVS)
     return Layers(layers).eval(), inputs
 
 
@@ -268,7 +285,7 @@ def half_contraction_grid(sig) -> list:
     return kc._mma_candidates(sig, 400) + simt
 
 
-SWEEP = {"matvecs": matvecs, "narrow_pointwise": narrow_pointwise, "narrow_matvecs": narrow_matvecs, "odd_matmuls": odd_matmuls, "convs": convs, "wide_convs": wide_convs, "expansions": expansions, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
+SWEEP = {"matvecs": matvecs, "narrow_pointwise": narrow_pointwise, "cpu_wide_convs": cpu_wide_convs, "narrow_matvecs": narrow_matvecs, "odd_matmuls": odd_matmuls, "convs": convs, "wide_convs": wide_convs, "expansions": expansions, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
 
 
 def _measured(folder: str) -> list:
@@ -527,9 +544,13 @@ def prepare(folder: str, models: list[str], candidates: int, padded_only: bool =
     print(f"{len(manifest['kernels'])} dispatches, {configs} configs in {folder}")
 
 
-def cpu(database: str | None) -> None:
-    """`schedc tune --target=llvm-cpu` over every CPU sweep shape (convs, cpu_convs, matmuls),
-    into `database` (default: the built-in one for this host's ISA, replaced)."""
+CPU_SWEEP = ("convs", "cpu_convs", "cpu_wide_convs", "matmuls")
+
+
+def cpu(database: str | None, names: tuple[str, ...] = CPU_SWEEP, add: bool = False) -> None:
+    """`schedc tune --target=llvm-cpu` over every CPU sweep shape (CPU_SWEEP's models, or
+    `names`), into `database` (default: the built-in one for this host's ISA), replaced, or with
+    `add` merged into it."""
     import tempfile
     from pathlib import Path
 
@@ -540,11 +561,12 @@ def cpu(database: str | None) -> None:
 
     isa = host_isa(host_cpu_features())
     path = database or str(tune_cpu.builtin_path(isa))
-    Path(path).unlink(missing_ok=True)
+    if not add:
+        Path(path).unlink(missing_ok=True)
     options = tune_cpu.CpuTuneOptions(resolve_target("llvm-cpu"))
     with tempfile.TemporaryDirectory(prefix="schedc-sweep-") as folder:
         models = []
-        for name in ("convs", "cpu_convs", "matmuls"):
+        for name in names:
             model, inputs = SWEEP[name]()
             models.append(str(Path(folder) / f"{name}.mlir"))
             Path(models[-1]).write_text(schedc.import_torch(model, *inputs))
@@ -598,7 +620,14 @@ if __name__ == "__main__":
         parser.add_argument("--padded-only", action="store_true", help="f32 matmuls: the padded SIMT tilings alone")
         args = parser.parse_args(sys.argv[2:])
         prepare(args.folder, args.models, args.candidates, args.padded_only)
-    elif len(sys.argv) in (2, 3) and sys.argv[1] == "cpu":
-        cpu(sys.argv[2] if len(sys.argv) == 3 else None)
+    elif len(sys.argv) >= 2 and sys.argv[1] == "cpu":
+        import argparse
+
+        parser = argparse.ArgumentParser(prog="sweep.py cpu")
+        parser.add_argument("database", nargs="?")
+        parser.add_argument("--models", default=",".join(CPU_SWEEP), help="the sweep models to measure")
+        parser.add_argument("--add", action="store_true", help="merge into the database instead of replacing it")
+        args = parser.parse_args(sys.argv[2:])
+        cpu(args.database, tuple(args.models.split(",")), args.add)
     else:
         print(__doc__)

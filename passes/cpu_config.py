@@ -18,7 +18,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from schedc.decisions.cpu_config import ISAS, LAYOUTS, MODE_FLAGS, MODES, CpuDatabase, CpuPlan, OpChoice, choose_plan, default_database, host_isa
+from schedc.decisions.cpu_config import (
+    IM2COL_MIN_GAIN, ISAS, LAYOUTS, MODE_FLAGS, MODES, CpuDatabase, CpuPlan, OpChoice, choose_plan, default_database, host_isa,
+)
 from schedc.errors import CompileError
 from schedc.ir.cpu_ops import rewrite_op, shaped_ops
 from schedc.options import Phase
@@ -31,12 +33,15 @@ class Options:
     database: str = ""  # a CPU kernel database (JSON); empty: the one built in for the host
     layout: str = ""  # every convolution in this layout (nchw, nhwc, im2col); empty: chosen
     mode: str = ""  # the module in this mode (plain, data-tiling); empty: chosen
+    im2col_min_gain: float = IM2COL_MIN_GAIN  # a window convolution's least estimated gain in im2col (1: none)
 
     def __post_init__(self):
         if self.layout and self.layout not in LAYOUTS:
             raise ValueError(f"unknown layout '{self.layout}'; layouts: {', '.join(LAYOUTS)}")
         if self.mode and self.mode not in MODE_FLAGS:
             raise ValueError(f"unknown mode '{self.mode}'; modes: {', '.join(MODE_FLAGS)}")
+        if self.im2col_min_gain < 1:
+            raise ValueError(f"im2col-min-gain must be at least 1, not {self.im2col_min_gain}")
 
 
 # Plans from another ISA's built-in database than the host's: the same plans on every machine
@@ -68,7 +73,8 @@ def cpu_config(module, pass_, options: Options, context) -> None:
         return
     found = shaped_ops(module)
     database = _database(options, context)
-    plan = choose_plan([shape for _, shape in found], database, modes=(options.mode,) if options.mode else MODES)
+    plan = choose_plan([shape for _, shape in found], database, modes=(options.mode,) if options.mode else MODES,
+                       im2col_min_gain=options.im2col_min_gain)
     if options.layout:
         plan = _forced_layout(plan, options.layout)
     ops = []

@@ -62,6 +62,20 @@ def test_measured_layout_wins_and_flags_follow_the_mode():
     assert tiled.mode == "data-tiling" and tiled.iree_flags == MODE_FLAGS["data-tiling"] + (STACK_FLAG,)
 
 
+def test_a_window_convolution_takes_im2col_only_where_it_pays_for_its_patches():
+    # im2col materialises kh x kw copies of the input: estimated 1.2x faster is not enough ...
+    small_gain = {"plain/nchw": 100.0, "plain/im2col": 84.0}
+    assert choose_plan([conv()], database((conv(), small_gain))).ops[0].layout == "nchw"
+    # ... 1.25x is, and the best other layout is what it must beat (Winograd here)
+    large_gain = {"plain/nchw": 100.0, "plain/im2col": 40.0, "plain/winograd": 55.0}
+    assert choose_plan([conv()], database((conv(), large_gain))).ops[0].layout == "im2col"
+    near_winograd = {"plain/nchw": 100.0, "plain/im2col": 40.0, "plain/winograd": 45.0}
+    assert choose_plan([conv()], database((conv(), near_winograd))).ops[0].layout == "winograd"
+    # a 1x1 convolution's im2col is a reshape, no patches: the fastest wins
+    pointwise = conv(k=1)
+    assert choose_plan([pointwise], database((pointwise, small_gain))).ops[0].layout == "im2col"
+
+
 def test_mode_is_chosen_for_the_whole_module():
     # data tiling helps the matmul by 30 us and costs the convolution 50: the sum decides.
     a = (conv(), {"plain/nchw": 100.0, "data-tiling/nchw": 150.0})

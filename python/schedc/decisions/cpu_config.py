@@ -50,6 +50,11 @@ CHANNELS_LAST_MODES = ("channels-last", "channels-last+data-tiling")
 # neighbours in NHWC: the transposes into and out of it move the bytes it reads and writes
 # again, so it counts this many times its own time.
 DEPTHWISE_IN_CHANNELS_LAST = 2.0
+# im2col materialises a window convolution's patches (its input channels x window x output
+# pixels: 6.6 MB for the demo's 64 channels 5x5 at 32x32, 12x the rest of its transients), so a
+# window convolution takes it only where it is estimated at least this much faster than the
+# mode's best other layout. (A 1x1 convolution's im2col is a reshape: no patches.)
+IM2COL_MIN_GAIN = 1.25
 # IREE's CPU code generation rejects a dispatch whose stack buffers pass 32 KiB (its default);
 # data tiling and im2col made some just over it (34,816 B on bench/models.py's randwire, which
 # then ran correctly on IREE's task runtime). Every plan but IREE's own takes twice the room.
@@ -269,9 +274,10 @@ def estimate(shape: OpShape, database: CpuDatabase | None) -> tuple[str, dict]:
     return "nearest", times
 
 
-def choose_plan(shapes: list[OpShape], database: CpuDatabase | None, modes=MODES) -> CpuPlan:
-    """The mode, and each op's layout, estimated fastest. Ops with no estimate keep IREE's
-    layout and count the same in every mode. IREE's own build wins ties."""
+def choose_plan(shapes: list[OpShape], database: CpuDatabase | None, modes=MODES, im2col_min_gain: float = IM2COL_MIN_GAIN) -> CpuPlan:
+    """The mode, and each op's layout, estimated fastest, a window convolution's im2col only
+    where `im2col_min_gain` times faster than its best other layout. Ops with no estimate keep
+    IREE's layout and count the same in every mode. IREE's own build wins ties."""
     estimates = [estimate(s, database) for s in shapes]
     if sum(s.kind == "conv" for s in shapes) < 2:
         # Channels-last pays where neighbouring convolutions cancel each other's transposes; a
@@ -291,6 +297,9 @@ def choose_plan(shapes: list[OpShape], database: CpuDatabase | None, modes=MODES
             if not options:  # not measured in this mode: IREE's layout at IREE's time
                 options = [(default, 0, "nchw")]
             time, _, layout = min(options)
+            others = [option for option in options if option[2] != "im2col"]
+            if layout == "im2col" and shape.kh * shape.kw > 1 and others and min(others)[0] < time * im2col_min_gain:
+                time, _, layout = min(others)
             if shape.kind == "depthwise" and mode in CHANNELS_LAST_MODES:
                 time *= DEPTHWISE_IN_CHANNELS_LAST
             picks.append((layout, time))
@@ -314,12 +323,17 @@ def host_isa(cpu_flags: set[str]) -> str:
     return "generic"
 
 
-def default_database(isa: str) -> CpuDatabase | None:
-    """The built-in database for the host's ISA, or the x86_64 AVX-512 one, whose ratios
+def default_database_path(isa: str) -> Path | None:
+    """The built-in database file for the host's ISA, or the x86_64 AVX-512 one, whose ratios
     between layouts are the best guess measured anywhere."""
     folder = Path(__file__).resolve().parent.parent / "kernel_db"
     for name in (isa, "x86_64-avx512"):
         path = folder / f"cpu-{name}.json"
         if path.exists():
-            return CpuDatabase.load(str(path))
+            return path
     return None
+
+
+def default_database(isa: str) -> CpuDatabase | None:
+    path = default_database_path(isa)
+    return CpuDatabase.load(str(path)) if path is not None else None
