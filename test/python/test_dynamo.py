@@ -158,6 +158,19 @@ def test_another_cpu_database_is_another_cache_entry(tmp_path, monkeypatch):
     assert len(cached_modules(tmp_path)) == 2
 
 
+def test_a_new_measurement_in_the_cpu_database_is_another_cache_key(tmp_path, monkeypatch):
+    """The key holds the database's contents: a database measured again plans anew."""
+    import schedc.decisions.cpu_config as cpu_config
+    from schedc.torch.dynamo import host_inputs
+
+    database = tmp_path / "cpu.json"
+    monkeypatch.setattr(cpu_config, "default_database_path", lambda isa: database)
+    database.write_text('{"entries": []}')
+    before = host_inputs("llvm-cpu")
+    database.write_text('{"entries": [1]}')
+    assert host_inputs("llvm-cpu") != before and host_inputs("cuda") == ()
+
+
 _SECOND_PROCESS = """
 import sys, torch
 sys.path.insert(0, {test_dir!r})

@@ -341,14 +341,20 @@ def cache_key(graph: FrozenGraph, args, target: str, options: BackendOptions) ->
 
 def host_inputs(target: str) -> tuple[str, ...]:
     """What an llvm-cpu module depends on beyond its options: the CPU IREE generates code for
-    (the host's) and the ISA whose database cpu-config plans from ($SCHEDC_CPU_ISA or the host's)."""
+    (the host's), the ISA whose database cpu-config plans from ($SCHEDC_CPU_ISA or the host's)
+    and that database's contents (a new measurement changes plans)."""
     if target != "llvm-cpu":
         return ()
-    from schedc.decisions.cpu_config import host_isa
+    import hashlib
+
+    from schedc.decisions.cpu_config import default_database_path, host_isa
     from schedc.passes.cpu_config import database_isa
     from schedc.targets import host_cpu, host_cpu_features
 
-    return (host_cpu(), host_isa(host_cpu_features()), database_isa())
+    isa = database_isa()
+    path = default_database_path(isa)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path is not None else "none"
+    return (host_cpu(), host_isa(host_cpu_features()), isa, digest)
 
 
 def tool_versions() -> tuple[str, ...]:
