@@ -39,8 +39,8 @@ MIN_WORK = 40 * 2**20
 SPLIT_DTYPES = ("f16", "bf16", "f32")
 # f16 1x1 convolutions, fitted on bench/split_k.py's FIT_POINTWISE (synthetic: 384-1536
 # input channels at 4x4-12x12): with these the pick was the fastest part count measured on all
-# eight, and within 1.04x of it on the six held-out ones (MobileNetV2's and SqueezeNet's), where
-# whole they ran up to 3.7x slower (bench/README.md, "1x1 convolutions in f16, split").
+# eight, and within 1.05x of it on the six held-out ones (MobileNetV2's and SqueezeNet's), where
+# whole they ran up to 3.7x slower (bench/README.md, "f16 1x1 projections split").
 POINTWISE_SPLIT_OUTPUTS = 128 * 1024
 POINTWISE_MIN_CHANNELS = 256  # the fewest measured: 384
 POINTWISE_MIN_WORK = 3 * 2**20  # under the fewest measured: 3.5 M (768 -> 128 at 6x6)
