@@ -4,3 +4,7 @@
 // CHECK: schedc-opt: error: {{.*}}memory-order.mlir: 'arena-plan' runs on stream-phase IR, and this is flow-phase IR: it would change nothing. stream-phase IR of a model: schedc --emit=stream
 // RUN: not schedc-opt %S/../passes/memory-order.mlir --split-input-file --passes=cpu-config 2>&1 | filecheck %s --check-prefix=INPUT
 // INPUT: schedc-opt: error: {{.*}}'cpu-config' runs on input-phase IR, and this is flow-phase IR
+// RUN: not schedc-opt %S/../passes/memory-order.mlir --split-input-file --passes=reduction-config 2>&1 | filecheck %s --check-prefix=CONFIGS
+// CONFIGS: schedc-opt: error: {{.*}}'reduction-config' runs on configurations-phase IR, and this is flow-phase IR: it would change nothing. configurations-phase IR of a model: schedc --dump-phases DIR (its configurations file)
+// RUN: not schedc-opt %S/../passes/reduction-config.mlir --split-input-file --passes=static-replay 2>&1 | filecheck %s --check-prefix=HAL
+// HAL: schedc-opt: error: {{.*}}'static-replay' runs on hal-phase IR, and this is configurations-phase IR
