@@ -94,3 +94,13 @@ def test_the_cuda_compile_splits_a_deep_convolution_and_configures_its_parts():
     grouped = [k for k in kernels if k["signature"].startswith(f"matmul_like {split['parts']}x512x7x7x")]
     assert [k["source"] for k in grouped] == ["heuristic"] and grouped[0]["config"].startswith("igemm")
     assert any(k["kind"] == "reduction" and k["signature"].endswith(f"x{split['parts']} f32") for k in kernels)
+
+
+def test_the_cuda_compile_splits_an_f16_projection_and_swaps_its_parts_inputs():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(960, 160, 1), nn.ReLU()).eval().half()
+    mlir = schedc.import_torch(model, torch.randn(1, 960, 7, 7, dtype=torch.float16))
+    result = compile_with_options(mlir, CompileOptions(target="cuda"))
+    assert [s["parts"] for s in result.records["split-k"]["module"]["split"]] == [4]
+    swapped = result.records["mma-operands"]["module"]["swapped"]
+    assert len(swapped) == 1 and "matmul_like_4x160x49x240" in swapped[0]  # the parts' batch of contractions
