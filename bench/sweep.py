@@ -69,11 +69,6 @@ POOLS = [("max", 32, 120, 3, 2, 0, True), ("max", 96, 60, 3, 2, 0, False), ("max
 # reads, so IREE keeps its rows and columns as loops (M x rows x columns x K):
 # (in channels, out channels, size)
 EXPANSIONS = [(16, 96, 40), (24, 144, 20), (40, 240, 10), (64, 384, 16), (32, 128, 36), (80, 480, 8), (48, 48, 24)]
-# 1x1 convolutions with few pixels and many input channels (a bottleneck's projection at the
-# end of a CNN), the N of whose matmul (pixels, 16-144) no tensor-core tile fills well; the same
-# synthetic shapes as bench/split_k.py's FIT_POINTWISE: (in channels, out channels, size)
-NARROW_POINTWISE = [(768, 128, 6), (1280, 192, 5), (640, 96, 10), (1024, 256, 6), (512, 384, 12), (384, 768, 8),
-                    (1536, 256, 4), (896, 144, 9)]
 # (M, N, K); batch matmuls (B, M, N, K)
 MATMULS = [(1, 512, 2048), (8, 1000, 512), (64, 384, 384), (128, 128, 1024), (256, 1024, 256), (32, 3072, 768),
            (100, 200, 300), (512, 64, 512), (16, 4096, 1024)]
@@ -170,9 +165,14 @@ def expansions():
 
 
 def narrow_pointwise():
+    """1x1 convolutions with few pixels and many input channels (a bottleneck's projection at
+    the end of a CNN), the N of whose matmul (pixels, 16-144) no tensor-core tile fills well:
+    bench/split_k.py's synthetic FIT_POINTWISE shapes, each whole, for its configs."""
+    from split_k import FIT_POINTWISE
+
     torch.manual_seed(0)
-    layers = [nn.Sequential(nn.Conv2d(cin, cout, 1), nn.ReLU()) for cin, cout, _ in NARROW_POINTWISE]
-    inputs = tuple(torch.randn(1, cin, size, size) for cin, _, size in NARROW_POINTWISE)
+    layers = [nn.Sequential(nn.Conv2d(cin, cout, 1), nn.ReLU()) for cin, cout, _, _, _ in FIT_POINTWISE]
+    inputs = tuple(torch.randn(1, cin, size, size) for cin, _, size, _, _ in FIT_POINTWISE)
     return Layers(layers).eval(), inputs
 
 
