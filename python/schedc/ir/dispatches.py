@@ -71,7 +71,7 @@ def executables(module: ir.Operation) -> list[Executable]:
     return found
 
 
-def _linalg_ops(func: ir.Operation) -> list[ir.Operation]:
+def linalg_ops(func: ir.Operation) -> list[ir.Operation]:
     """The compute ops of a dispatch body, in order (walk order is preserved by generalization)."""
     ops = []
 
@@ -99,7 +99,7 @@ def _kind(named: ir.Operation, generic: ir.Operation) -> str:
         return "copy"
     if generic.name != "linalg.generic" or "iterator_types" not in generic.attributes:
         return "other"
-    iterators = _iterators(generic)
+    iterators = iterator_types(generic)
     inputs = _inputs(generic)
     body = [op.operation.name for op in generic.regions[0].blocks[0].operations]
     if "reduction" in iterators:
@@ -122,7 +122,7 @@ def _windowed(generic: ir.Operation) -> bool:
     return terms is not None and any(len(sums) > 1 for sums in terms)
 
 
-def _iterators(generic: ir.Operation) -> list[str]:
+def iterator_types(generic: ir.Operation) -> list[str]:
     # Printed as #linalg.iterator_type<parallel>; the bindings give no typed accessor.
     return ["reduction" if "reduction" in str(a) else "parallel" for a in ir.ArrayAttr(generic.attributes["iterator_types"])]
 
@@ -169,11 +169,11 @@ def root_index(kinds: list[str]) -> int | None:
 def signature(executable: Executable) -> tuple[KernelSignature, ir.Operation] | None:
     """The executable's signature and its root op (in the executable itself); None where the
     body has no static compute op to configure."""
-    named = _linalg_ops(executable.func)
+    named = linalg_ops(executable.func)
     if not named:
         return None
     generic_func, keep_alive = _generalized(executable.func)
-    generic = _linalg_ops(generic_func)
+    generic = linalg_ops(generic_func)
     if len(generic) != len(named):
         return None  # generalization changed the op structure: do not guess
     kinds = [_kind(n, g) for n, g in zip(named, generic)]
@@ -193,7 +193,7 @@ def signature(executable: Executable) -> tuple[KernelSignature, ir.Operation] | 
         ranges = _loop_ranges(root_generic)
         if ranges is None:
             return None
-        loops, iterators = tuple(ranges), tuple(_iterators(root_generic))
+        loops, iterators = tuple(ranges), tuple(iterator_types(root_generic))
         maps = tuple(str(a) for a in ir.ArrayAttr(root_generic.attributes["indexing_maps"]))
     shapes = tuple(tuple(v.type.shape) for v in root.operands if isinstance(v.type, ir.ShapedType) and v.type.has_static_shape)
     # The type the kernel computes in: its first tensor operand's (an f16 matmul accumulating
@@ -223,7 +223,7 @@ def _unique_indices(scatter: ir.Operation) -> bool:
 def _init_is_loaded(generic: ir.Operation) -> bool:
     """Whether a reduction's initial value is read from a binding rather than made in the
     dispatch (by a fill, or an op that broadcasts a bias)."""
-    if "reduction" not in _iterators(generic):
+    if "reduction" not in iterator_types(generic):
         return False
     segments = list(ir.DenseI32ArrayAttr(generic.attributes["operandSegmentSizes"]))
     init = list(generic.operands)[segments[0]]
@@ -409,7 +409,7 @@ def mma_swap_candidates(executable: Executable) -> list[ir.Operation]:
     from schedc.decisions.mma_operands import swap_inputs_for_mma
 
     found = []
-    for op in _linalg_ops(executable.func):
+    for op in linalg_ops(executable.func):
         if op.name != "linalg.generic" or _kind(op, op) != "matmul_like":
             continue
         inputs = _inputs(op)

@@ -19,9 +19,8 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from schedc.decisions.kernel_config.rows import RowConfig, RowDispatch, lowering_configs, translation_info
+from schedc.ir.dispatches import iterator_types, linalg_ops
 from schedc.ir.iree import element_bits, ops_named
-
-_IGNORED = ("linalg.fill", "linalg.yield", "linalg.index")
 
 
 @dataclass
@@ -37,14 +36,7 @@ def configured_dispatches(module: ir.Operation) -> list[ConfiguredDispatch]:
     for func in ops_named(module, "func.func"):
         if "translation_info" not in func.attributes:
             continue
-        ops = []
-
-        def visit(op):
-            if op.name.startswith(("linalg.", "iree_linalg_ext.")) and op.name not in _IGNORED:
-                ops.append(op.operation)
-            return ir.WalkResult.ADVANCE
-
-        func.walk(visit)
+        ops = [op for op in linalg_ops(func) if op.name != "linalg.fill"]
         found.append(ConfiguredDispatch(ir.StringAttr(func.attributes["sym_name"]).value, func, ops))
     return found
 
@@ -55,10 +47,6 @@ def _pipeline(func: ir.Operation) -> str:
     return text[start + len("pipeline<"): text.find(">", start)] if start >= 0 else ""
 
 
-def _iterators(op: ir.Operation) -> list[str]:
-    return ["reduction" if "reduction" in str(a) else "parallel" for a in ir.ArrayAttr(op.attributes["iterator_types"])]
-
-
 def row_dispatch(dispatch: ConfiguredDispatch) -> RowDispatch | None:
     """The dispatch as a row reduction, or None: every op a linalg.generic of one result over
     the same static loops, reducing (if at all) only the innermost one, each operand read or
@@ -67,7 +55,7 @@ def row_dispatch(dispatch: ConfiguredDispatch) -> RowDispatch | None:
         return None
     loops, kinds, bits, root = None, [], [], None
     for i, op in enumerate(dispatch.ops):
-        iterators = _iterators(op)
+        iterators = iterator_types(op)
         if "reduction" in iterators[:-1]:
             return None
         maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
