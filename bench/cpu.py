@@ -113,6 +113,14 @@ def _child(*args: str):
 # -- the parent ---------------------------------------------------------------------------------
 
 
+def plan_layouts(plan: dict) -> dict[str, int]:
+    """How many ops of cpu-config's recorded plan take each layout."""
+    layouts: dict[str, int] = {}
+    for op in plan.get("ops", []):
+        layouts[op["layout"]] = layouts.get(op["layout"], 0) + 1
+    return layouts
+
+
 def _prepare(name: str, work: Path) -> dict:
     """Imports the model, saves its inputs and compiles it with IREE alone and with schedc."""
     import numpy as np
@@ -137,10 +145,7 @@ def _prepare(name: str, work: Path) -> dict:
         if label == "schedc":
             plan = result.records.get("cpu-config", {}).get("module", {})
             row["mode"] = plan.get("mode")
-            layouts: dict[str, int] = {}
-            for op in plan.get("ops", []):
-                layouts[op["layout"]] = layouts.get(op["layout"], 0) + 1
-            row["layouts"] = layouts
+            row["layouts"] = plan_layouts(plan)
             row["measured_ops"] = sum(op["source"] == "measured" for op in plan.get("ops", []))
     return row
 

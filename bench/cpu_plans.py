@@ -47,9 +47,7 @@ def _compile(text: str, keywords: dict) -> tuple[bytes, str, str]:
 
     result = compile_with_options(text, CompileOptions(target="llvm-cpu", summary=keywords.get("schedc_passes", True), **keywords))
     plan = result.records.get("cpu-config", {}).get("module", {})
-    layouts: dict[str, int] = {}
-    for op in plan.get("ops", []):
-        layouts[op["layout"]] = layouts.get(op["layout"], 0) + 1
+    layouts = cpu_bench.plan_layouts(plan)
     described = f"{plan.get('mode')}; " + ", ".join(f"{k} {v}" for k, v in sorted(layouts.items())) if plan else "IREE's build"
     functions = (result.report or {}).get("functions", {}).values()
     bytes_ = [f["iree_transient_bytes"] for f in functions if "iree_transient_bytes" in f]
