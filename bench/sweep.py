@@ -16,6 +16,8 @@ own, so every layer is one dispatch that `schedc tune prepare` can measure alone
     python bench/sweep.py cpu [DB.json] [--models a,b --add]  # measure every shape (or these
                                          # models', merged in) on this CPU in each mode and
                                          # layout: the built-in CPU database (default path)
+    python bench/sweep.py cpu-loo [DB.json]  # cpu-config's layout choice on the database's window
+                                         # convolutions, each left out and estimated from the rest
 """
 
 from __future__ import annotations
@@ -576,6 +578,38 @@ def cpu(database: str | None, names: tuple[str, ...] = CPU_SWEEP, add: bool = Fa
     print(f"{len(kept)} of {len(manifest['kernels'])} ops measured into {path}")
 
 
+def cpu_loo(database: str | None) -> None:
+    """cpu-config's layout choice judged on the CPU database itself, each window convolution
+    left out in turn and estimated from the others (`estimate`'s neighbours), in plain mode,
+    on time alone (no im2col memory rule): the chosen layout's measured time over the fastest
+    measured layout's, chosen cautiously (cpu-config's default) and on the median ratios."""
+    import statistics
+
+    from schedc.decisions import cpu_config as cc
+    from schedc.targets import host_cpu_features
+
+    whole = cc.CpuDatabase.load(database) if database else cc.default_database(cc.host_isa(host_cpu_features()))
+    left_out = sorted(k for k, e in whole.entries.items() if e.shape.kind == "conv" and e.shape.kh * e.shape.kw > 1)
+
+    def regrets(cautious: bool) -> list[tuple[float, str, str]]:
+        rows = []
+        for key in left_out:
+            entry = whole.entries[key]
+            others = cc.CpuDatabase(whole.isa, {k: e for k, e in whole.entries.items() if k != key})
+            layout = cc.choose_plan([entry.shape], others, modes=("plain",), im2col_min_gain=1.0, cautious=cautious).ops[0].layout
+            measured = {l: entry.time("plain", l) for l in entry.shape.layouts("plain") if entry.time("plain", l)}
+            rows.append((measured.get(layout, measured["nchw"]) / min(measured.values()), layout, key))
+        return rows
+
+    print(f"{len(left_out)} window convolutions of {whole.path}, each estimated from the others:")
+    for label, cautious in (("chosen on the median ratios", False), ("chosen cautiously (the default)", True)):
+        rows = regrets(cautious)
+        mean = math.exp(statistics.mean(math.log(r) for r, _, _ in rows))
+        print(f"{label}: chosen/fastest geometric mean {mean:.3f}, largest {max(rows)[0]:.2f}, over 1.5x on {sum(r > 1.5 for r, _, _ in rows)}")
+        for regret, layout, key in sorted(rows, reverse=True)[:3]:
+            print(f"    {regret:5.2f}x  {layout:<8} {key}")
+
+
 def import_models(folder: str, dtypes: str = "f32,f16", names: str = "convs,matmuls") -> None:
     """Each GPU sweep model in each dtype as torch-dialect MLIR, for `schedc tune prepare`."""
     from pathlib import Path
@@ -629,5 +663,7 @@ if __name__ == "__main__":
         parser.add_argument("--add", action="store_true", help="merge into the database instead of replacing it")
         args = parser.parse_args(sys.argv[2:])
         cpu(args.database, tuple(args.models.split(",")), args.add)
+    elif len(sys.argv) in (2, 3) and sys.argv[1] == "cpu-loo":
+        cpu_loo(sys.argv[2] if len(sys.argv) == 3 else None)
     else:
         print(__doc__)

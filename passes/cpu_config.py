@@ -34,6 +34,7 @@ class Options:
     layout: str = ""  # every convolution in this layout (nchw, nhwc, im2col); empty: chosen
     mode: str = ""  # the module in this mode (plain, data-tiling); empty: chosen
     im2col_min_gain: float = IM2COL_MIN_GAIN  # a window convolution's least estimated gain in im2col (1: none)
+    cautious: bool = True  # a window convolution leaves IREE's NCHW build where any neighbour's was off its cliff
 
     def __post_init__(self):
         if self.layout and self.layout not in LAYOUTS:
@@ -74,7 +75,7 @@ def cpu_config(module, pass_, options: Options, context) -> None:
     found = shaped_ops(module)
     database = _database(options, context)
     plan = choose_plan([shape for _, shape in found], database, modes=(options.mode,) if options.mode else MODES,
-                       im2col_min_gain=options.im2col_min_gain)
+                       im2col_min_gain=options.im2col_min_gain, cautious=options.cautious)
     if options.layout:
         plan = _forced_layout(plan, options.layout)
     ops = []

@@ -113,6 +113,21 @@ def test_a_choice_takes_the_median_neighbour_ratio():
     assert choose_plan([op], db).ops[0].layout == "im2col"
 
 
+def test_a_window_convolution_leaves_iree_build_where_any_neighbour_fell_off_its_cliff():
+    # IREE's NCHW build ran 2x im2col's time on one neighbour, 0.5x and 0.25x on the others
+    times = ({"plain/nchw": 10.0, "plain/im2col": 5.0}, {"plain/nchw": 10.0, "plain/im2col": 20.0}, {"plain/nchw": 10.0, "plain/im2col": 40.0})
+    op = conv(cin=18)
+    db = database(*zip((conv(cin=c) for c in (16, 20, 24)), times))
+    plan = choose_plan([op], db, modes=("plain",), im2col_min_gain=1.0)
+    # chosen at the least ratio (0.5x), counted at the median (2x IREE's build)
+    assert plan.ops[0].layout == "im2col"
+    assert plan.ops[0].time_us == pytest.approx(2.0 * estimate(op, db)[1]["plain/nchw"])
+    assert estimate(op, db, cautious=True)[1]["plain/im2col"] == pytest.approx(0.5 * estimate(op, db)[1]["plain/nchw"])
+    # a 1x1 convolution's NCHW build has no such cliffs: the median decides
+    pointwise = database(*zip((conv(cin=c, k=1) for c in (16, 20, 24)), times))
+    assert choose_plan([conv(cin=18, k=1)], pointwise, modes=("plain",)).ops[0].layout == "nchw"
+
+
 def test_a_mode_not_measured_counts_iree_time():
     plan = choose_plan([conv(), matmul()], database((conv(), {"plain/nchw": 100.0}), (matmul(), {"plain/nchw": 50.0, "data-tiling/nchw": 20.0})))
     assert plan.mode == "data-tiling" and plan.ops[0].layout == "nchw" and plan.estimates_us["data-tiling"] == 120.0
