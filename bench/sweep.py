@@ -63,6 +63,9 @@ TRANSPOSED = [(96, 48, 10, 2), (48, 24, 20, 2), (160, 80, 8, 2), (24, 12, 40, 2)
 # depthwise: (channels, output size, window, stride)
 DEPTHWISE = [(24, 100, 3, 1), (64, 60, 3, 1), (120, 40, 3, 2), (160, 30, 3, 1), (320, 16, 3, 1), (480, 9, 3, 1),
              (40, 50, 5, 1), (64, 40, 7, 1), (160, 20, 7, 1), (320, 10, 7, 1), (72, 33, 3, 2)]
+# More depthwise windows of 5x5 and 7x7, where cpu-config weighs NCHW against NHWC: (channels,
+# output size, window, stride); none is a held-out model's.
+WIDE_DEPTHWISE = [(32, 72, 7, 1), (128, 30, 7, 1), (256, 16, 5, 1), (24, 90, 5, 1)]
 # pooling: (kind, channels, input size, window, stride, padding, ceil_mode)
 POOLS = [("max", 32, 120, 3, 2, 0, True), ("max", 96, 60, 3, 2, 0, False), ("max", 192, 30, 3, 2, 1, False),
          ("max", 384, 15, 3, 2, 0, True), ("max", 48, 100, 2, 2, 0, False), ("avg", 64, 40, 3, 1, 1, False),
@@ -147,6 +150,15 @@ def cpu_wide_convs():
     torch.manual_seed(0)
     layers = [nn.Conv2d(cin, cout, window, stride) for cin, cout, _, window, stride in CPU_WIDE_CONVS]
     inputs = tuple(_conv_input(cin, size, window, stride) for cin, _, size, window, stride in CPU_WIDE_CONVS)
+    return Layers(layers).eval(), inputs
+
+
+def cpu_depthwise():
+    """The depthwise convolutions alone: DEPTHWISE's and WIDE_DEPTHWISE's."""
+    torch.manual_seed(0)
+    shapes = DEPTHWISE + WIDE_DEPTHWISE
+    layers = [nn.Conv2d(c, c, window, stride, groups=c) for c, _, window, stride in shapes]
+    inputs = tuple(_conv_input(c, size, window, stride) for c, size, window, stride in shapes)
     return Layers(layers).eval(), inputs
 
 
@@ -287,7 +299,7 @@ def half_contraction_grid(sig) -> list:
     return kc._mma_candidates(sig, 400) + simt
 
 
-SWEEP = {"matvecs": matvecs, "narrow_pointwise": narrow_pointwise, "cpu_wide_convs": cpu_wide_convs, "narrow_matvecs": narrow_matvecs, "odd_matmuls": odd_matmuls, "convs": convs, "wide_convs": wide_convs, "expansions": expansions, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
+SWEEP = {"matvecs": matvecs, "narrow_pointwise": narrow_pointwise, "cpu_wide_convs": cpu_wide_convs, "cpu_depthwise": cpu_depthwise, "narrow_matvecs": narrow_matvecs, "odd_matmuls": odd_matmuls, "convs": convs, "wide_convs": wide_convs, "expansions": expansions, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
 
 
 def _measured(folder: str) -> list:
