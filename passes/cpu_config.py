@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass
 
 from schedc.decisions.cpu_config import (
-    IM2COL_MIN_GAIN, ISAS, LAYOUTS, MODE_FLAGS, MODES, CpuDatabase, CpuPlan, OpChoice, choose_plan, default_database, host_isa,
+    DATA_TILING_MODES, IM2COL_MIN_GAIN, ISAS, LAYOUTS, MODE_FLAGS, MODES, CpuDatabase, CpuPlan, OpChoice, choose_plan, data_tiles, default_database, host_isa,
 )
 from schedc.errors import CompileError
 from schedc.ir.cpu_ops import rewrite_op, shaped_ops
@@ -35,6 +35,7 @@ class Options:
     mode: str = ""  # the module in this mode (plain, data-tiling); empty: chosen
     im2col_min_gain: float = IM2COL_MIN_GAIN  # a window convolution's least estimated gain in im2col (1: none)
     cautious: bool = True  # a window convolution leaves IREE's NCHW build where any neighbour's was off its cliff
+    per_op_tiling: bool = False  # data tiling chosen op by op, not one mode for the module (opt-in: bench/README.md)
 
     def __post_init__(self):
         if self.layout and self.layout not in LAYOUTS:
@@ -64,9 +65,14 @@ def _database(options: Options, context) -> CpuDatabase | None:
 
 
 def _forced_layout(plan: CpuPlan, layout: str) -> CpuPlan:
-    """The plan with every op in `layout` where its mode lets it take it."""
-    ops = tuple(OpChoice(c.shape, layout if layout in c.shape.layouts(plan.mode) else "nchw", "forced", None) for c in plan.ops)
-    return CpuPlan(plan.mode, ops, plan.estimates_us)
+    """The plan with every op in `layout` where its mode lets it take it (data-tiled where
+    the plan's mode or its own choice tiles it and the layout lets IREE)."""
+    ops = []
+    for c in plan.ops:
+        forced = layout if layout in c.shape.layouts(plan.mode) else "nchw"
+        tiled = (plan.mode in DATA_TILING_MODES or c.data_tiling) and data_tiles(c.shape, forced)
+        ops.append(OpChoice(c.shape, forced, "forced", None, tiled))
+    return CpuPlan(plan.mode, tuple(ops), plan.estimates_us)
 
 
 def cpu_config(module, pass_, options: Options, context) -> None:
@@ -75,15 +81,17 @@ def cpu_config(module, pass_, options: Options, context) -> None:
     found = shaped_ops(module)
     database = _database(options, context)
     plan = choose_plan([shape for _, shape in found], database, modes=(options.mode,) if options.mode else MODES,
-                       im2col_min_gain=options.im2col_min_gain, cautious=options.cautious)
+                       im2col_min_gain=options.im2col_min_gain, cautious=options.cautious,
+                       per_op_tiling=options.per_op_tiling and not options.mode)
     if options.layout:
         plan = _forced_layout(plan, options.layout)
     ops = []
     for (op, _), choice in zip(found, plan.ops):
-        applied = choice.layout != "nchw" and rewrite_op(op, choice.layout)
+        applied = (choice.layout != "nchw" or choice.data_tiling) and rewrite_op(op, choice.layout, choice.data_tiling)
         ops.append({
             "op": choice.shape.key, "kind": choice.shape.kind, "work": choice.shape.work,
             "layout": choice.layout if applied or choice.layout == "nchw" else "nchw (IREE has no rewrite for it)",
+            "data_tiling": choice.data_tiling and (applied or choice.layout == "nchw"),
             "source": choice.source, "time_us": None if choice.time_us is None else round(choice.time_us, 1),
         })
     context.iree_flags.extend(f for f in plan.iree_flags if f not in context.iree_flags)

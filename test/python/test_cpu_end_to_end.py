@@ -12,7 +12,7 @@ from torch import nn
 
 import schedc
 from schedc.compiler.driver import compile_with_options
-from schedc.decisions.cpu_config import IREE_DEFAULT, CpuDatabase, MODE_FLAGS, STACK_FLAG
+from schedc.decisions.cpu_config import IREE_DEFAULT, CpuDatabase, CpuEntry, MODE_FLAGS, OpShape, STACK_FLAG
 from schedc.options import CompileOptions
 from schedc.tools.schedc import main as schedc_main
 from schedc.tune.bench import relative_error
@@ -66,8 +66,53 @@ def test_each_class_gets_a_plan_and_numerics_hold(small_cnn, tmp_path):
     # the sweep measured im2col well ahead of IREE's NCHW convolutions at these sizes
     assert any(op["layout"] == "im2col" for op in plan["ops"] if op["kind"] == "conv")
     assert plan["estimates_us"][plan["mode"]] == min(plan["estimates_us"].values())
-    assert plan["iree_flags"] == list(MODE_FLAGS[plan["mode"]]) + [STACK_FLAG]
+    tiled = list(MODE_FLAGS["data-tiling"]) if any(op["data_tiling"] for op in plan["ops"]) else []
+    assert plan["iree_flags"] == list(MODE_FLAGS[plan["mode"]]) + tiled + [STACK_FLAG]
     assert relative_error(_run(result.output, tmp_path, args), expected) <= 1e-4
+
+
+def test_data_tiling_reaches_only_the_ops_chosen_for_it(small_cnn, tmp_path):
+    # A database where data tiling helps the 3x3 convolution's im2col matmul alone: IREE
+    # encodes that one (its hint), the other convolutions' matmuls stay plain, numerics hold.
+    mlir, args, expected = small_cnn
+    database = CpuDatabase("x86_64-avx512")
+    for shape in _op_shapes(mlir, tmp_path):
+        helped = shape.kind == "conv" and shape.cin == 8  # SmallCNN.conv
+        database.add(CpuEntry(shape, {"plain/nchw": 100.0, "plain/im2col": 50.0, "data-tiling/nchw": 100.0,
+                                      "data-tiling/im2col": 20.0 if helped else 80.0}))
+    path = tmp_path / "db.json"
+    database.save(str(path))
+    result = compile_with_options(mlir, CompileOptions(target="llvm-cpu", passes=f"cpu-config{{database={path} per-op-tiling=true}}"))
+    plan = result.records["cpu-config"]["module"]
+    assert [(op["kind"], op["layout"]) for op in plan["ops"] if op["data_tiling"]] == [("conv", "im2col")]
+    assert plan["iree_flags"] == list(MODE_FLAGS["data-tiling"]) + [STACK_FLAG]
+    assert relative_error(_run(result.output, tmp_path, args), expected) <= 1e-4
+    # its dispatches carry encodings, fewer than with every matmul data-tiled
+    chosen = _encoded_executables(mlir, f"cpu-config{{database={path} per-op-tiling=true}}")
+    every = _encoded_executables(mlir, "cpu-config{layout=im2col mode=data-tiling}")
+    assert 0 < chosen < every
+    # with one mode for the module (the default), the convolutions' slower tiled matmuls keep it plain
+    whole = compile_with_options(mlir, CompileOptions(target="llvm-cpu", kernel_db=str(path)))
+    assert whole.records["cpu-config"]["module"]["mode"] == "plain"
+    assert not any(op["data_tiling"] for op in whole.records["cpu-config"]["module"]["ops"])
+
+
+def _encoded_executables(mlir: str, passes: str) -> int:
+    """How many of the flow phase's dispatches read or write data-tiled (encoded) tensors."""
+    flow = compile_with_options(mlir, CompileOptions(target="llvm-cpu", emit="flow", passes=passes)).output
+    flow = flow if isinstance(flow, str) else flow.decode()
+    return sum("flow.dispatch @" in line and ("#enc" in line or "_encoded" in line) for line in flow.splitlines())
+
+
+def _op_shapes(mlir: str, tmp_path) -> list[OpShape]:
+    """The model's convolutions and matmuls as cpu-config reads them."""
+    from schedc.ir.cpu_ops import shaped_ops
+    from schedc.targets import resolve_target
+    from schedc.tune.cpu import CpuTuneOptions, _input_module
+
+    source = tmp_path / "ops.mlir"
+    source.write_text(mlir)
+    return [shape for _, shape in shaped_ops(_input_module(source, CpuTuneOptions(resolve_target("llvm-cpu"))).operation)]
 
 
 @pytest.mark.parametrize(("layout", "mode"), [("im2col", "plain"), ("im2col", "data-tiling"), ("nchw", "channels-last"),
@@ -140,11 +185,15 @@ def test_tune_round_trip(small_cnn, tmp_path, capsys):
     result = compile_with_options(mlir, CompileOptions(target="llvm-cpu", kernel_db=str(database)))
     plan = result.records["cpu-config"]["module"]
     assert {op["source"] for op in plan["ops"]} == {"measured"}
-    for op in plan["ops"]:  # each op's layout is its fastest measured one it may take, in the plan's mode
+    for op in plan["ops"]:  # each op's time is its measured one, in the plan's mode and its layout
         entry = measured.entries[op["op"]]
-        in_mode = {k: v for k, v in entry.times_us.items() if k.startswith(plan["mode"] + "/") and k.split("/")[1] in entry.shape.layouts()}
+        mode = plan["mode"]
+        time = entry.times_us.get(f"{mode}/{op['layout']}", entry.times_us["/".join(IREE_DEFAULT)])
+        time *= 2.0 if op["kind"] == "depthwise" and mode in ("channels-last", "channels-last+data-tiling") else 1.0
+        assert op["time_us"] == pytest.approx(time, abs=0.06)
+        in_mode = {k: v for k, v in entry.times_us.items() if k.startswith(mode + "/") and k.split("/")[1] in entry.shape.layouts()}
         in_mode = in_mode or {"/".join(IREE_DEFAULT): entry.times_us["/".join(IREE_DEFAULT)]}
-        assert op["layout"] == min(in_mode, key=in_mode.get).split("/")[1]
+        assert op["layout"] == min(in_mode, key=in_mode.get).split("/")[1]  # its fastest measured layout there
     assert relative_error(_run(result.output, tmp_path, args), expected) <= 1e-4
 
 

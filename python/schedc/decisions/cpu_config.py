@@ -219,27 +219,54 @@ class CpuDatabase:
         return database
 
 
+def data_tiles(shape: OpShape, layout: str) -> bool:
+    """Whether IREE's data tiling reaches this op in this layout: a matmul, or the matmul a
+    convolution becomes in im2col or Winograd (IREE 3.13 data-tiles no convolution)."""
+    return shape.kind == "matmul" or (shape.kind == "conv" and layout in ("im2col", "winograd"))
+
+
+# The modes a plan chooses among, per op, when data tiling is chosen op by op: IREE 3.13
+# data-tiles only the ops marked with its hint (`iree.opt.data_tiling`) once any op carries one
+# (`schedc.ir.cpu_ops.rewrite_op` marks them), so data tiling is a choice per op, while
+# channels-last stays one for the module.
+FAMILIES = {"plain": ("plain", "data-tiling"), "channels-last": ("channels-last", "channels-last+data-tiling")}
+DATA_TILING_MODES = ("data-tiling", "channels-last+data-tiling")
+
+
 @dataclass(frozen=True)
 class OpChoice:
     shape: OpShape
     layout: str
     source: str  # "measured" (an entry for this shape), "nearest" (a similar shape's), "none"
     time_us: float | None  # estimated in the plan's mode and layout
+    data_tiling: bool = False  # IREE data-tiles this op (its hint)
 
 
 @dataclass(frozen=True)
 class CpuPlan:
-    mode: str
+    mode: str  # plain or channels-last (FAMILIES), or one of MODES for every op
     ops: tuple[OpChoice, ...]
     estimates_us: dict  # mode -> the model's estimated convolution and matmul time
 
     @property
     def is_iree_default(self) -> bool:
-        return self.mode == IREE_DEFAULT[0] and all(c.layout == IREE_DEFAULT[1] for c in self.ops)
+        return self.mode == IREE_DEFAULT[0] and all(c.layout == IREE_DEFAULT[1] and not c.data_tiling for c in self.ops)
 
     @property
     def iree_flags(self) -> tuple[str, ...]:
-        return () if self.is_iree_default else MODE_FLAGS[self.mode] + (STACK_FLAG,)
+        if self.is_iree_default:
+            return ()
+        tiled = _DATA_TILING if any(c.data_tiling for c in self.ops) else ()
+        return (_CHANNELS_LAST if self.mode in CHANNELS_LAST_MODES else ()) + tiled + (STACK_FLAG,)
+
+    def describe(self) -> str:
+        """'plain; im2col 24, nchw 2; data tiling on 10 of 26'."""
+        layouts: dict[str, int] = {}
+        for c in self.ops:
+            layouts[c.layout] = layouts.get(c.layout, 0) + 1
+        tiled = sum(c.data_tiling for c in self.ops)
+        text = f"{self.mode}; " + ", ".join(f"{k} {v}" for k, v in sorted(layouts.items()))
+        return text + (f"; data tiling on {tiled} of {len(self.ops)}" if tiled else "")
 
 
 # Neighbours an unmeasured op's estimate reads. The times of CPU code across shapes have cliffs
@@ -289,12 +316,35 @@ def estimate(shape: OpShape, database: CpuDatabase | None, cautious: bool = Fals
     return "nearest", times
 
 
+@dataclass(frozen=True)
+class _Option:
+    time: float  # the estimate
+    choosing: float  # the cautious one (SMOOTH_LAYOUTS)
+    order: tuple  # IREE's own build first: ties go to it
+    layout: str
+    mode: str
+
+
+def _choose(options: list[_Option]) -> _Option:
+    """The fastest option: among im2col and Winograd (matmuls, smooth) and among the rest on
+    their estimates, between the two on the cautious estimate of the first."""
+    smooth = [o for o in options if o.layout in SMOOTH_LAYOUTS]
+    rough = [o for o in options if o.layout not in SMOOTH_LAYOUTS]
+    fastest = lambda found: min(found, key=lambda o: (o.time, o.order))  # noqa: E731
+    if not smooth or not rough:
+        return fastest(smooth or rough)
+    s, r = fastest(smooth), fastest(rough)
+    return s if s.choosing < r.time else r
+
+
 def choose_plan(shapes: list[OpShape], database: CpuDatabase | None, modes=MODES, im2col_min_gain: float = IM2COL_MIN_GAIN,
-                cautious: bool = True) -> CpuPlan:
+                cautious: bool = True, per_op_tiling: bool = False) -> CpuPlan:
     """The mode, and each op's layout, estimated fastest, a window convolution's im2col only
-    where `im2col_min_gain` times faster than its best other layout. Layouts are chosen on
-    the cautious estimate (`cautious`), modes on the plain one (SMOOTH_LAYOUTS). Ops with no estimate keep
-    IREE's layout and count the same in every mode. IREE's own build wins ties."""
+    where `im2col_min_gain` times faster than its best other layout. With `per_op_tiling`,
+    each op that data tiling reaches takes it or not on its own (FAMILIES); otherwise one mode
+    holds for every op. Layouts are chosen on the cautious estimate (`cautious`), modes on the
+    plain one (SMOOTH_LAYOUTS). Ops with no estimate keep IREE's layout and count the same in
+    every mode. IREE's own build wins ties."""
     estimates = [estimate(s, database) for s in shapes]
     choices = [estimate(s, database, cautious=True)[1] for s in shapes] if cautious else [times for _, times in estimates]
     if sum(s.kind == "conv" for s in shapes) < 2:
@@ -302,30 +352,40 @@ def choose_plan(shapes: list[OpShape], database: CpuDatabase | None, modes=MODES
         # lone one (a ViT's patch embedding) has both ends at a transpose that its measurement
         # between neighbours leaves out (ViT ran 2.3x slower in the mode than without it).
         modes = tuple(m for m in modes if m not in CHANNELS_LAST_MODES) or modes
-    best: dict[str, list[tuple[str, float | None]]] = {}
+    if per_op_tiling:
+        plans = {family: tuple(m for m in members if m in modes) for family, members in FAMILIES.items()}
+        plans = {family: members for family, members in plans.items() if members and family in modes}
+    else:
+        plans = {mode: (mode,) for mode in modes}
+    plans = plans or {mode: (mode,) for mode in modes}
+    best: dict[str, list[tuple[str, float | None, bool]]] = {}
     totals: dict[str, float] = {}
-    for mode in modes:
+    for name, members in plans.items():
         picks, total = [], 0.0
         for shape, (_, times), choosing in zip(shapes, estimates, choices):
             default = times.get("/".join(IREE_DEFAULT))
-            options = [(choosing[f"{mode}/{layout}"], i, layout) for i, layout in enumerate(shape.layouts(mode)) if f"{mode}/{layout}" in choosing]
+            options = [_Option(times[key], choosing[key], (j, i), layout, mode) for j, mode in enumerate(members)
+                       for i, layout in enumerate(shape.layouts(mode)) if (key := f"{mode}/{layout}") in choosing
+                       and (mode not in DATA_TILING_MODES or data_tiles(shape, layout) or len(members) == 1)]
             if default is None:  # nothing known: IREE's layout, the same in every mode
-                picks.append(("nchw", None))
+                picks.append(("nchw", None, members[0] in DATA_TILING_MODES and data_tiles(shape, "nchw")))
                 continue
             if not options:  # not measured in this mode: IREE's layout at IREE's time
-                options = [(default, 0, "nchw")]
-            time, _, layout = min(options)
-            others = [option for option in options if option[2] != "im2col"]
-            if layout == "im2col" and shape.kh * shape.kw > 1 and others and min(others)[0] < time * im2col_min_gain:
-                time, _, layout = min(others)
-            time = times.get(f"{mode}/{layout}", time)
-            if shape.kind == "depthwise" and mode in CHANNELS_LAST_MODES:
+                options = [_Option(default, default, (0, 0), "nchw", members[0])]
+            pick = _choose(options)
+            others = [option for option in options if option.layout != "im2col"]
+            if pick.layout == "im2col" and shape.kh * shape.kw > 1 and others:
+                other = _choose(others)
+                if other.time < (pick.time if other.layout in SMOOTH_LAYOUTS else pick.choosing) * im2col_min_gain:
+                    pick = other
+            time = pick.time
+            if shape.kind == "depthwise" and pick.mode in CHANNELS_LAST_MODES:
                 time *= DEPTHWISE_IN_CHANNELS_LAST
-            picks.append((layout, time))
+            picks.append((pick.layout, time, pick.mode in DATA_TILING_MODES and data_tiles(shape, pick.layout)))
             total += time
-        best[mode], totals[mode] = picks, total
-    mode = min(modes, key=lambda m: (totals[m], m != IREE_DEFAULT[0]))
-    ops = tuple(OpChoice(s, layout, source, time) for s, (source, _), (layout, time) in zip(shapes, estimates, best[mode]))
+        best[name], totals[name] = picks, total
+    mode = min(plans, key=lambda m: (totals[m], m != IREE_DEFAULT[0]))
+    ops = tuple(OpChoice(s, layout, source, time, tiled) for s, (source, _), (layout, time, tiled) in zip(shapes, estimates, best[mode]))
     return CpuPlan(mode, ops, {m: round(t, 1) for m, t in totals.items()})
 
 

@@ -252,15 +252,37 @@ func.func private @schedc_depthwise_nhwc(%x: tensor<{n}x{c}x{h}x{w}x{t}>, %k: te
     return True
 
 
-def rewrite_op(op: ir.Operation, layout: str) -> bool:
+# IREE 3.13's data-tiling hint: once any op of a module carries it, IREE data-tiles exactly the
+# ops that do (its own annotation, every matmul, runs only where none does).
+DATA_TILING_HINT = "iree.opt.data_tiling"
+
+
+def _mark_contractions(function: func.FuncOp) -> None:
+    """Gives every linalg op of `function` with a reduction loop IREE's data-tiling hint (IREE
+    encodes only the matmuls among them)."""
+    for candidate in function.regions[0].blocks[0].operations:
+        named = candidate.name in ("linalg.matmul", "linalg.batch_matmul")
+        iterators = candidate.attributes["iterator_types"] if "iterator_types" in candidate.attributes else None
+        if named or (candidate.name == "linalg.generic" and iterators is not None and "reduction" in str(iterators)):
+            candidate.attributes[DATA_TILING_HINT] = ir.UnitAttr.get()
+
+
+def rewrite_op(op: ir.Operation, layout: str, data_tiling: bool = False) -> bool:
     """Rewrites one convolution into `layout` with IREE's own pass (LAYOUT_PASSES; `nhwc`:
     schedc's); returns whether it changed (the passes skip the ops they do not handle). An
-    im2col convolution's initial value other than zero is added after it (`_bias_after`)."""
+    im2col convolution's initial value other than zero is added after it (`_bias_after`).
+    `data_tiling`: the matmul it becomes (or a matmul left in `nchw`) gets IREE's hint."""
     with op.context, op.location:
+        if layout == "nchw":
+            if data_tiling:
+                op.attributes[DATA_TILING_HINT] = ir.UnitAttr.get()
+            return data_tiling
         outlined = ir.Module.create()
         function = _outline(op, outlined, "outlined")
         if not _rewrite_function(outlined, function, op.name, layout, biased=not _zero_fill(op.operands[-1])):
             return False
+        if data_tiling:
+            _mark_contractions(function)
         inline_in_place(op, function)
     return True
 

@@ -210,11 +210,13 @@ def cpu_plan_lines(plan: dict) -> list[str]:
         layouts[op["layout"]] = layouts.get(op["layout"], 0) + 1
     estimates = ", ".join(f"{mode} {us:,.0f} us" for mode, us in plan["estimates_us"].items())
     counts = ", ".join(f"{n} {layout}" for layout, n in sorted(layouts.items()))
+    tiled = sum(bool(op.get("data_tiling")) for op in plan["ops"])
+    counts += f"; data tiling on {tiled} of {len(plan['ops'])}" if tiled else ""
     lines = [f"cpu-config (database {plan['database'] or 'none'}): mode {plan['mode']}; {counts or 'no convolutions or matmuls'}"
              + (f"; estimated {estimates}" if plan["ops"] else "")]
     for op in plan["ops"]:
         time = f"{op['time_us']:,.1f} us ({op['source']})" if op["time_us"] is not None else op["source"]
-        lines.append(f"  {op['op']}: {op['layout']}, {time}")
+        lines.append(f"  {op['op']}: {op['layout']}{', data-tiled' if op.get('data_tiling') else ''}, {time}")
     return lines
 
 
