@@ -80,18 +80,21 @@ def cpu_config(module, pass_, options: Options, context) -> None:
         return
     found = shaped_ops(module)
     database = _database(options, context)
+    per_op = options.per_op_tiling and not options.mode
     plan = choose_plan([shape for _, shape in found], database, modes=(options.mode,) if options.mode else MODES,
-                       im2col_min_gain=options.im2col_min_gain, cautious=options.cautious,
-                       per_op_tiling=options.per_op_tiling and not options.mode)
+                       im2col_min_gain=options.im2col_min_gain, cautious=options.cautious, per_op_tiling=per_op)
     if options.layout:
         plan = _forced_layout(plan, options.layout)
     ops = []
     for (op, _), choice in zip(found, plan.ops):
-        applied = (choice.layout != "nchw" or choice.data_tiling) and rewrite_op(op, choice.layout, choice.data_tiling)
+        # One mode for the module: IREE's flag tiles every matmul as it always has (a 1x1
+        # convolution it turns into one too); per op: the hint marks the chosen ones alone.
+        hint = choice.data_tiling and per_op
+        applied = (choice.layout != "nchw" or hint) and rewrite_op(op, choice.layout, hint)
         ops.append({
             "op": choice.shape.key, "kind": choice.shape.kind, "work": choice.shape.work,
             "layout": choice.layout if applied or choice.layout == "nchw" else "nchw (IREE has no rewrite for it)",
-            "data_tiling": choice.data_tiling and (applied or choice.layout == "nchw"),
+            "data_tiling": choice.data_tiling and (applied or choice.layout == "nchw" or not per_op),
             "source": choice.source, "time_us": None if choice.time_us is None else round(choice.time_us, 1),
         })
     context.iree_flags.extend(f for f in plan.iree_flags if f not in context.iree_flags)

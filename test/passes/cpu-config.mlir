@@ -1,14 +1,14 @@
 // RUN: schedc-opt %s --split-input-file --passes="cpu-config{database=%S/Inputs/cpu-config-db.json}" | filecheck %s
 // RUN: schedc-opt %s --split-input-file --passes="cpu-config{database=%S/Inputs/cpu-config-db.json layout=winograd}" | filecheck %s --check-prefix=WINOGRAD
-// RUN: schedc-opt %s --split-input-file --passes="cpu-config{database=%S/Inputs/cpu-config-db.json mode=data-tiling}" | filecheck %s --check-prefix=TILED
+// RUN: schedc-opt %s --split-input-file --passes="cpu-config{database=%S/Inputs/cpu-config-db-tiled.json per-op-tiling=true}" | filecheck %s --check-prefix=TILED
 
 // Two convolutions as IREE's input conversion leaves a torch model's. The database measured an
 // im2col matmul fastest for the 3x3 one and IREE's own NCHW build for the 1x1 one: only the
 // first is rewritten, in place, and the function keeps its NCHW interface. Forcing a layout
 // rewrites every convolution that may take it: Winograd takes only the 3x3 window at stride 1
-// into a zero output. Data tiling reaches only matmuls: forced for the module, IREE's hint
-// marks the matmul the 3x3 convolution becomes, not the 1x1 one IREE builds as a convolution
-// (IREE 3.13 data-tiles exactly the ops marked once any is).
+// into a zero output. Chosen per op (a database where data tiling pays for the 3x3 one's
+// im2col matmul), IREE's hint marks that matmul alone, not the 1x1 convolution (IREE 3.13
+// data-tiles exactly the ops marked once any is).
 
 // CHECK-LABEL: util.func public @two_convs
 //   CHECK-NOT:   iree.opt.data_tiling
@@ -39,14 +39,14 @@ util.func public @two_convs(%image: tensor<1x16x18x18xf32>, %w3: tensor<32x16x3x
 
 // -----
 
-// A matmul has no layout to choose, and a dynamic convolution is left to IREE. In a data-tiling
-// mode the matmul carries IREE's hint.
+// A matmul has no layout to choose, and a dynamic convolution is left to IREE; unmeasured, the
+// matmul is not data-tiled per op.
 
 // CHECK-LABEL: util.func public @left_alone
 //       CHECK:   linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8x16xf32>)
 //       CHECK:   linalg.conv_2d_nchw_fchw {{.*}}tensor<?x16x18x18xf32>
 // TILED-LABEL: util.func public @left_alone
-//       TILED:   linalg.matmul {iree.opt.data_tiling} ins
+//   TILED-NOT:   iree.opt.data_tiling
 util.func public @left_alone(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %c: tensor<4x16xf32>, %image: tensor<?x16x18x18xf32>, %w: tensor<32x16x3x3xf32>, %out: tensor<?x32x16x16xf32>) -> (tensor<4x16xf32>, tensor<?x32x16x16xf32>) {
   %m = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
   %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%image, %w : tensor<?x16x18x18xf32>, tensor<32x16x3x3xf32>) outs(%out : tensor<?x32x16x16xf32>) -> tensor<?x32x16x16xf32>
