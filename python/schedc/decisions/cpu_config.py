@@ -259,15 +259,6 @@ class CpuPlan:
         tiled = _DATA_TILING if any(c.data_tiling for c in self.ops) else ()
         return (_CHANNELS_LAST if self.mode in CHANNELS_LAST_MODES else ()) + tiled + (STACK_FLAG,)
 
-    def describe(self) -> str:
-        """'plain; im2col 24, nchw 2; data tiling on 10 of 26'."""
-        layouts: dict[str, int] = {}
-        for c in self.ops:
-            layouts[c.layout] = layouts.get(c.layout, 0) + 1
-        tiled = sum(c.data_tiling for c in self.ops)
-        text = f"{self.mode}; " + ", ".join(f"{k} {v}" for k, v in sorted(layouts.items()))
-        return text + (f"; data tiling on {tiled} of {len(self.ops)}" if tiled else "")
-
 
 # Neighbours an unmeasured op's estimate reads. The times of CPU code across shapes have cliffs
 # (a Winograd filter transform IREE hoists to load time or not, by its size; a shape the
