@@ -139,8 +139,8 @@ def test_a_wide_depthwise_convolution_in_nhwc_keeps_its_transposes_apart_and_mat
     assert [op["layout"] for op in ops if op["kind"] == "depthwise"] == ["nhwc", "nchw"]
     assert all(op["layout"] == "nchw" for op in ops if op["kind"] != "depthwise")
     text = result.output if isinstance(result.output, str) else result.output.decode()
-    # image, filter and result transposes each behind a barrier; the helper inlined
-    assert text.count("util.optimization_barrier") == 3 and "schedc_depthwise_nhwc" not in text
+    # the image's and the filter's transposes each behind a barrier; the helper inlined
+    assert text.count("util.optimization_barrier") == 2 and "schedc_depthwise_nhwc" not in text
     output = schedc.compile(mlir, target="llvm-cpu", passes="cpu-config{layout=nhwc mode=plain}")
     assert relative_error(_run(output, tmp_path, (image,)), reference) <= 1e-4
 

@@ -213,11 +213,13 @@ func.func private @schedc_bias_after(%y: {t}, %b: {t}) -> {t} {{
 
 def _depthwise_to_nhwc(module: ir.Module, function: func.FuncOp) -> bool:
     """Replaces `function`'s NCHW depthwise convolution by a call of an NHWC one between
-    transposes (inlined by the caller's passes). Each transpose is kept apart from the
-    convolution by an optimization barrier: without them IREE folds them back into its maps
-    and builds the NCHW convolution again (a 7x7 one of 48 channels at 56x56: 2.2 ms in NCHW,
-    4.6 with the filter's transpose folded in, 0.53 with all three apart; iree-benchmark-module
-    on this 2-core machine)."""
+    transposes (inlined by the caller's passes). The image's and the filter's transposes are
+    kept apart from the convolution by optimization barriers: without them IREE folds them
+    back into its maps and builds the NCHW convolution again (a 7x7 one of 48 channels at
+    56x56: 2.2 ms in NCHW, 4.6 with the filter's transpose folded in, 0.53 with all three
+    apart; iree-benchmark-module on this 2-core machine). The result's transpose needs none:
+    without its barrier ConvNeXt ran as fast (22.6-24.4 ms against 24.0-24.2, alternating)
+    with 10,354,176 B of transients instead of 12,461,568 (bench/README.md, CPU)."""
     conv = next((o for o in function.regions[0].blocks[0].operations if o.name == "linalg.depthwise_conv_2d_nchw_chw"), None)
     if conv is None:
         return False
@@ -239,9 +241,8 @@ func.func private @schedc_depthwise_nhwc(%x: tensor<{n}x{c}x{h}x{w}x{t}>, %k: te
   %ot = linalg.transpose ins(%o : tensor<{n}x{c}x{oh}x{ow}x{t}>) outs(%oe : tensor<{n}x{oh}x{ow}x{c}x{t}>) permutation = [0, 2, 3, 1]
   %y = linalg.depthwise_conv_2d_nhwc_hwc {{dilations = {dilations}, strides = {strides}}}
     ins(%xb, %kt : tensor<{n}x{h}x{w}x{c}x{t}>, tensor<{kh}x{kw}x{c}x{t}>) outs(%ot : tensor<{n}x{oh}x{ow}x{c}x{t}>) -> tensor<{n}x{oh}x{ow}x{c}x{t}>
-  %yb = util.optimization_barrier %y : tensor<{n}x{oh}x{ow}x{c}x{t}>
   %re = tensor.empty() : tensor<{n}x{c}x{oh}x{ow}x{t}>
-  %r = linalg.transpose ins(%yb : tensor<{n}x{oh}x{ow}x{c}x{t}>) outs(%re : tensor<{n}x{c}x{oh}x{ow}x{t}>) permutation = [0, 3, 1, 2]
+  %r = linalg.transpose ins(%y : tensor<{n}x{oh}x{ow}x{c}x{t}>) outs(%re : tensor<{n}x{c}x{oh}x{ow}x{t}>) permutation = [0, 3, 1, 2]
   return %r : tensor<{n}x{c}x{oh}x{ow}x{t}>
 }}"""
     append_functions(module, helper, conv.context)
