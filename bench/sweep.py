@@ -620,6 +620,17 @@ def cpu_loo(database: str | None) -> None:
         print(f"{label}: chosen/fastest geometric mean {mean:.3f}, largest {max(rows)[0]:.2f}, over 1.5x on {sum(r > 1.5 for r, _, _ in rows)}")
         for regret, layout, key in sorted(rows, reverse=True)[:3]:
             print(f"    {regret:5.2f}x  {layout:<8} {key}")
+    # the estimates a plan's total sums: each entry's plain-mode times from the others
+    errors: dict[str, list[float]] = {}
+    for key, entry in whole.entries.items():
+        others = cc.CpuDatabase(whole.isa, {k: e for k, e in whole.entries.items() if k != key})
+        _, times = cc.estimate(entry.shape, others)
+        for candidate in ("plain/nchw", "plain/im2col"):
+            if candidate in times and candidate in entry.times_us:
+                errors.setdefault(candidate, []).append(abs(math.log(times[candidate] / entry.times_us[candidate])))
+    for candidate, found in errors.items():
+        print(f"{candidate} estimated from the others, {len(found)} entries: off by {math.exp(statistics.median(found)):.2f}x "
+              f"(median), {math.exp(statistics.mean(found)):.2f}x (geometric mean)")
 
 
 def import_models(folder: str, dtypes: str = "f32,f16", names: str = "convs,matmuls") -> None:
