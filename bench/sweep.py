@@ -121,45 +121,56 @@ def _conv_input(cin: int, size: int, window: int, stride: int):
     return torch.randn(1, cin, (size - 1) * stride + window, (size - 1) * stride + window)
 
 
+def _conv_layers(shapes):
+    """Convolutions of (in channels, out channels, output size, window, stride) shapes."""
+    return [nn.Conv2d(cin, cout, window, stride) for cin, cout, _, window, stride in shapes]
+
+
+def _conv_inputs(shapes):
+    return tuple(_conv_input(cin, size, window, stride) for cin, _, size, window, stride in shapes)
+
+
+def _depthwise_layers(shapes):
+    """Depthwise convolutions of (channels, output size, window, stride) shapes."""
+    return [nn.Conv2d(c, c, window, stride, groups=c) for c, _, window, stride in shapes]
+
+
+def _depthwise_inputs(shapes):
+    return tuple(_conv_input(c, size, window, stride) for c, size, window, stride in shapes)
+
+
 def convs():
     torch.manual_seed(0)
-    layers = [nn.Conv2d(cin, cout, window, stride) for cin, cout, _, window, stride in CONVS]
-    inputs = tuple(_conv_input(cin, size, window, stride) for cin, _, size, window, stride in CONVS)
-    return Layers(layers).eval(), inputs
+    layers = _conv_layers(CONVS)
+    return Layers(layers).eval(), _conv_inputs(CONVS)
 
 
 def wide_convs():
     torch.manual_seed(0)
-    layers = [nn.Conv2d(cin, cout, window, stride) for cin, cout, _, window, stride in WIDE_CONVS]
-    inputs = tuple(_conv_input(cin, size, window, stride) for cin, _, size, window, stride in WIDE_CONVS)
-    return Layers(layers).eval(), inputs
+    layers = _conv_layers(WIDE_CONVS)
+    return Layers(layers).eval(), _conv_inputs(WIDE_CONVS)
 
 
 def cpu_convs():
     torch.manual_seed(0)
-    layers = [nn.Conv2d(cin, cout, window, stride) for cin, cout, _, window, stride in CPU_CONVS]
-    layers += [nn.Conv2d(c, c, window, stride, groups=c) for c, _, window, stride in DEPTHWISE]
+    layers = _conv_layers(CPU_CONVS) + _depthwise_layers(DEPTHWISE)
     layers += [nn.ConvTranspose2d(cin, cout, window, 2) for cin, cout, _, window in TRANSPOSED]
-    inputs = tuple(_conv_input(cin, size, window, stride) for cin, _, size, window, stride in CPU_CONVS)
-    inputs += tuple(_conv_input(c, size, window, stride) for c, size, window, stride in DEPTHWISE)
+    inputs = _conv_inputs(CPU_CONVS) + _depthwise_inputs(DEPTHWISE)
     inputs += tuple(torch.randn(1, cin, size, size) for cin, _, size, _ in TRANSPOSED)
     return Layers(layers).eval(), inputs
 
 
 def cpu_wide_convs():
     torch.manual_seed(0)
-    layers = [nn.Conv2d(cin, cout, window, stride) for cin, cout, _, window, stride in CPU_WIDE_CONVS]
-    inputs = tuple(_conv_input(cin, size, window, stride) for cin, _, size, window, stride in CPU_WIDE_CONVS)
-    return Layers(layers).eval(), inputs
+    layers = _conv_layers(CPU_WIDE_CONVS)
+    return Layers(layers).eval(), _conv_inputs(CPU_WIDE_CONVS)
 
 
 def cpu_depthwise():
     """The depthwise convolutions alone: DEPTHWISE's and WIDE_DEPTHWISE's."""
     torch.manual_seed(0)
-    shapes = DEPTHWISE + WIDE_DEPTHWISE
-    layers = [nn.Conv2d(c, c, window, stride, groups=c) for c, _, window, stride in shapes]
-    inputs = tuple(_conv_input(c, size, window, stride) for c, size, window, stride in shapes)
-    return Layers(layers).eval(), inputs
+    layers = _depthwise_layers(DEPTHWISE + WIDE_DEPTHWISE)
+    return Layers(layers).eval(), _depthwise_inputs(DEPTHWISE + WIDE_DEPTHWISE)
 
 
 def pools():
