@@ -15,7 +15,8 @@ def append_functions(module: ir.Module, text: str, context: ir.Context) -> None:
 
 def inline_in_place(op: ir.Operation, function) -> None:
     """Replaces `op` by a copy of `function`'s body, whose arguments are `op`'s operands and
-    whose returned values replace `op`'s results; `op` is erased."""
+    whose returned values replace `op`'s results (the values its ops' regions capture too);
+    `op` is erased."""
     block = function.regions[0].blocks[0]
     body = list(block.operations)
     mapped: list[tuple[ir.Value, ir.Value]] = list(zip(block.arguments, op.operands))
@@ -26,11 +27,24 @@ def inline_in_place(op: ir.Operation, function) -> None:
                 return new
         raise AssertionError("an inlined op uses a value from outside its function")
 
+    def remap_captures(clone: ir.Operation) -> None:
+        """Values the clone's regions use from the function body (a constant canonicalization
+        hoisted out of a tensor.pad's region) become their copies."""
+        for region in clone.regions:
+            for block in region.blocks:
+                for nested in block.operations:
+                    for i, operand in enumerate(nested.operands):
+                        for old, new in mapped:
+                            if old == operand:
+                                nested.operands[i] = new
+                    remap_captures(nested)
+
     with ir.InsertionPoint(op):
         for inner in body[:-1]:
             clone = inner.clone()
             for i, operand in enumerate(inner.operands):
                 clone.operands[i] = lookup(operand)
+            remap_captures(clone)
             mapped += list(zip(inner.results, clone.results))
     for result, returned in zip(op.results, body[-1].operands):
         result.replace_all_uses_with(lookup(returned))
