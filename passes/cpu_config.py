@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass
 
 from schedc.decisions.cpu_config import (
-    DATA_TILING_MODES, IM2COL_MIN_GAIN, ISAS, LAYOUTS, MODE_FLAGS, MODES, CpuDatabase, CpuPlan, OpChoice, choose_plan, data_tiles, default_database, host_isa,
+    DATA_TILING_MODES, IM2COL_MIN_GAIN, ISAS, KERNEL_LAYOUTS, LAYOUTS, MODE_FLAGS, MODES, CpuDatabase, CpuPlan, OpChoice, choose_plan, data_tiles, default_database, host_isa,
 )
 from schedc.errors import CompileError
 from schedc.ir.cpu_ops import rewrite_op, shaped_ops
@@ -31,7 +31,7 @@ from schedc.targets import host_cpu_features
 @dataclass(frozen=True)
 class Options:
     database: str = ""  # a CPU kernel database (JSON); empty: the one built in for the host
-    layout: str = ""  # every convolution in this layout (nchw, nhwc, im2col); empty: chosen
+    layout: str = ""  # every convolution (and, for gemm, matmul) in this layout (nchw, nhwc, im2col, gemm); empty: chosen
     mode: str = ""  # the module in this mode (plain, data-tiling); empty: chosen
     im2col_min_gain: float = IM2COL_MIN_GAIN  # a window convolution's least estimated gain in im2col (1: none)
     cautious: bool = True  # a window convolution leaves IREE's NCHW build where any neighbour's was off its cliff
@@ -64,6 +64,16 @@ def _database(options: Options, context) -> CpuDatabase | None:
     return CpuDatabase.load(path) if path else default_database(database_isa())
 
 
+def kernels_unavailable(isa: str) -> str | None:
+    """Why schedc's own kernels (the `gemm` layout) cannot run in plans for `isa`; None where
+    they can."""
+    if not isa.startswith("x86_64"):
+        return f"schedc's matmul kernel is for x86-64 with AVX2, not {isa}"
+    from schedc.kernels import available
+
+    return available()
+
+
 def _forced_layout(plan: CpuPlan, layout: str) -> CpuPlan:
     """The plan with every op in `layout` where its mode lets it take it (data-tiled where
     the plan's mode or its own choice tiles it and the layout lets IREE)."""
@@ -81,8 +91,12 @@ def cpu_config(module, pass_, options: Options, context) -> None:
     found = shaped_ops(module)
     database = _database(options, context)
     per_op = options.per_op_tiling and not options.mode
+    unavailable = kernels_unavailable(database_isa()) if found else None
+    if options.layout in KERNEL_LAYOUTS and unavailable:
+        raise CompileError(f"cpu-config{{layout={options.layout}}}: {unavailable}")
     plan = choose_plan([shape for _, shape in found], database, modes=(options.mode,) if options.mode else MODES,
-                       im2col_min_gain=options.im2col_min_gain, cautious=options.cautious, per_op_tiling=per_op)
+                       im2col_min_gain=options.im2col_min_gain, cautious=options.cautious, per_op_tiling=per_op,
+                       kernels=unavailable is None)
     if options.layout:
         plan = _forced_layout(plan, options.layout)
     ops = []
@@ -101,6 +115,7 @@ def cpu_config(module, pass_, options: Options, context) -> None:
     context.records.setdefault("cpu-config", {})["module"] = {
         "database": database.path if database is not None else None,
         "mode": plan.mode, "iree_flags": list(plan.iree_flags), "estimates_us": plan.estimates_us, "ops": ops,
+        "kernels_unavailable": unavailable,
     }
 
 

@@ -7,11 +7,13 @@ the result (for lit tests).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from iree.compiler import ir
 
 from schedc.errors import SchedcError
+from schedc.ir.cpu_ops import GEMM_EXECUTABLE
 from schedc.tools.schedc import ArgumentParser
 from schedc.ir.mlirio import SPLIT_MARKER, module_text, parse_module, read_source, split_chunks
 from schedc.outputs import check_output_path, write_output
@@ -40,15 +42,17 @@ _PHASE_MARKS = (
     ("hal", "hal.executable ", "schedc --emit=hal"),
     ("stream", "stream.cmd.execute", "schedc --emit=stream"),
     ("stream-async", "stream.async.execute", "schedc --dump-phases DIR (its stream-async file)"),
-    ("flow", "flow.dispatch", "schedc --emit=flow"),
+    # (but not a dispatch of schedc's CPU kernels: cpu-config makes those at the input phase)
+    ("flow", re.compile(rf"flow\.dispatch(?! @{GEMM_EXECUTABLE}::)"), "schedc --emit=flow"),
 )
 _EARLY = ("input", "preprocessing")
 
 
 def ir_phase(text: str) -> str | None:
     """The phase the IR text is of, where it shows (None: linalg before dispatch formation, or
-    nothing to tell)."""
-    return next((phase for phase, mark, _ in _PHASE_MARKS if mark in text), None)
+    nothing to tell). Comments do not count."""
+    code = "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+    return next((phase for phase, mark, _ in _PHASE_MARKS if (mark.search(code) if isinstance(mark, re.Pattern) else mark in code)), None)
 
 
 def phase_mismatch(text: str, invocations, source_name: str) -> str | None:

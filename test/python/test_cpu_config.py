@@ -14,8 +14,11 @@ from schedc.decisions.cpu_config import (
     CpuEntry,
     OpShape,
     choose_plan,
+    data_tiles,
     default_database,
     estimate,
+    conv_tiles,
+    gemm_tiles,
     host_isa,
 )
 from schedc.errors import SchedcError
@@ -45,7 +48,7 @@ def test_shape_arithmetic():
     assert matmul(4, 8, 16).work == 4 * 8 * 16
     assert "winograd" in conv(k=3, stride=1).layouts() and "winograd" not in conv(k=3, stride=2).layouts()
     assert "winograd" not in conv(cin=128, cout=128).layouts()  # IREE would not hoist its filter transform
-    assert matmul().layouts() == ("nchw",)
+    assert matmul().layouts() == ("nchw", "gemm")
     assert conv(kind="depthwise", k=7).layouts() == ("nchw", "nhwc") and "nhwc" not in conv().layouts()
     assert conv(kind="depthwise", k=3).layouts() == ("nchw",)  # the transposes cost more than a 3x3 saves
     assert conv(kind="depthwise", k=7).layouts("channels-last") == ("nchw",)
@@ -74,6 +77,64 @@ def test_a_window_convolution_takes_im2col_only_where_it_pays_for_its_patches():
     # a 1x1 convolution's im2col is a reshape, no patches: the fastest wins
     pointwise = conv(k=1)
     assert choose_plan([pointwise], database((pointwise, small_gain))).ops[0].layout == "im2col"
+
+
+def test_schedc_gemm_is_a_layout_of_f32_matmuls_and_convolutions():
+    assert "gemm" in conv().layouts() and "gemm" in conv(k=1).layouts()
+    assert "gemm" not in conv().layouts("channels-last")  # IREE's NHWC convolutions there
+    assert matmul().layouts("channels-last") == ("nchw", "gemm")
+    assert "gemm" not in OpShape("matmul", "f16", m=4, n=4, k=4).layouts()
+    assert "gemm" not in conv(kind="depthwise", k=7).layouts()
+    fast = {"plain/nchw": 100.0, "plain/gemm": 30.0, "data-tiling/nchw": 60.0}
+    assert choose_plan([matmul()], database((matmul(), fast))).ops[0].layout == "gemm"
+    assert not data_tiles(matmul(), "gemm") and data_tiles(matmul(), "nchw")
+    # where the kernel cannot be built it is never chosen
+    assert choose_plan([matmul()], database((matmul(), fast)), kernels=False).ops[0].layout == "nchw"
+    # schedc's convolution kernel materialises no patches: 1.2x faster is enough, as it is not for im2col
+    assert choose_plan([conv()], database((conv(), {"plain/nchw": 100.0, "plain/gemm": 84.0}))).ops[0].layout == "gemm"
+    assert choose_plan([conv()], database((conv(), {"plain/nchw": 100.0, "plain/im2col": 84.0}))).ops[0].layout == "nchw"
+    assert choose_plan([conv()], database((conv(), {"plain/nchw": 100.0, "plain/im2col": 60.0, "plain/gemm": 30.0}))).ops[0].layout == "gemm"
+
+
+def test_a_mode_counts_only_for_the_ops_it_reaches():
+    # data tiling reaches neither a depthwise convolution nor schedc's kernel: their times
+    # measured in that mode (here 10% lower, by noise) do not make it the plan's mode
+    depthwise = conv(kind="depthwise", k=3)
+    noisy = database((depthwise, {"plain/nchw": 100.0, "data-tiling/nchw": 90.0}),
+                     (matmul(), {"plain/nchw": 100.0, "plain/gemm": 50.0, "data-tiling/nchw": 95.0, "data-tiling/gemm": 40.0}))
+    plan = choose_plan([depthwise, matmul()], noisy)
+    assert plan.mode == "plain" and [c.layout for c in plan.ops] == ["nchw", "gemm"]
+    assert plan.estimates_us["data-tiling"] == plan.estimates_us["plain"] == 150.0
+
+
+def test_gemm_tiles_weigh_padding_and_rereads():
+    assert gemm_tiles(1, 64, 3136, 576) == (66, 256)  # all 64 rows in one tile of 11 strips
+    assert gemm_tiles(1, 1000, 169, 512) == (96, 176)  # 169 columns: one tile wide (10 panels and a narrow one)
+    assert gemm_tiles(1, 512, 49, 4608) == (96, 64)  # deep: A read once, not once per column tile
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 16), st.integers(1, 3000), st.integers(1, 3000), st.integers(1, 5000))
+def test_gemm_tiles_are_whole_strips_and_panels(batch, m, n, k):
+    rows, columns = gemm_tiles(batch, m, n, k)
+    assert 1 <= rows <= 102 and (rows % 6 == 0) and 16 <= columns <= 256 and columns % 16 == 0
+    most = batch * -(-m // 6) * -(-n // 16)  # the most workgroups there can be
+    assert batch * -(-m // rows) * -(-n // columns) >= min(6, most)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 1024), st.integers(1, 20000))
+def test_conv_tiles_are_whole_panels_and_strips(batch, channels, pixels):
+    rows, columns = conv_tiles(batch, channels, pixels)
+    assert rows % 16 == 0 and 16 <= rows <= 64 and columns % 6 == 0 and 6 <= columns <= 96
+    tiles = batch * -(-channels // rows) * -(-pixels // columns)
+    assert tiles >= 6 or (rows, columns) == (16, 6)  # shrunk until there are enough, or no smaller tile
+
+
+def test_conv_tiles():
+    assert conv_tiles(1, 64, 3136) == (64, 96)  # 64 channels x 16 strips: 33 workgroups
+    assert conv_tiles(1, 512, 49) == (64, 54)  # 49 pixels: 9 strips, 8 workgroups
+    assert conv_tiles(1, 17, 121) == (32, 24)  # pixels halved until 6 workgroups
 
 
 def test_data_tiling_is_chosen_op_by_op():

@@ -60,7 +60,7 @@ def test_each_class_gets_a_plan_and_numerics_hold(small_cnn, tmp_path):
     kinds = [op["kind"] for op in plan["ops"]]
     assert sorted(kinds) == ["conv", "conv", "conv", "depthwise", "matmul"]
     by_kind = {op["kind"]: op for op in plan["ops"]}
-    assert by_kind["matmul"]["layout"] == "nchw"  # nothing to choose
+    assert by_kind["matmul"]["layout"] == "nchw"  # the AVX-512 database has no times for schedc's kernel
     # the built-in database is a sweep of other shapes: every op's estimate is a neighbour's
     assert {op["source"] for op in plan["ops"]} == {"nearest"}
     # the sweep measured im2col well ahead of IREE's NCHW convolutions at these sizes
@@ -116,7 +116,7 @@ def _op_shapes(mlir: str, tmp_path) -> list[OpShape]:
 
 
 @pytest.mark.parametrize(("layout", "mode"), [("im2col", "plain"), ("im2col", "data-tiling"), ("nchw", "channels-last"),
-                                              ("im2col", "channels-last+data-tiling")])
+                                              ("im2col", "channels-last+data-tiling"), ("gemm", "plain"), ("gemm", "channels-last")])
 def test_every_layout_and_mode_matches_torch(small_cnn, tmp_path, layout, mode):
     mlir, args, expected = small_cnn
     output = schedc.compile(mlir, target="llvm-cpu", passes=f"cpu-config{{layout={layout} mode={mode}}}")
@@ -207,3 +207,60 @@ def test_an_im2col_convolution_adds_its_bias_after_the_matmul(small_cnn, tmp_pat
     assert "flow.executable private @_initializer" not in text
     output = schedc.compile(mlir, **options)
     assert relative_error(_run(output, tmp_path, args), expected) <= 1e-4
+
+
+class Matmuls(nn.Module):
+    """schedc's matmul kernel's cases: a strided convolution with bias, a linear layer with bias
+    (its weight transposed), a batch matmul, sizes no tile divides."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(5, 13, 3, stride=2)
+        self.linear = nn.Linear(13, 7)
+
+    def forward(self, x, y):
+        z = torch.relu(self.conv(x)).flatten(2).transpose(1, 2)  # 1 x pixels x 13
+        return torch.bmm(self.linear(z), y)
+
+
+def test_schedc_gemm_runs_convolutions_matmuls_and_batch_matmuls_and_matches_torch(tmp_path):
+    torch.manual_seed(0)
+    model = Matmuls().eval()
+    args = (torch.randn(1, 5, 23, 23), torch.randn(1, 7, 19))
+    with torch.no_grad():
+        expected = model(*args).numpy()
+    mlir = schedc.import_torch(model, *args)
+    options = dict(target="llvm-cpu", passes="cpu-config{layout=gemm mode=plain}")
+    result = compile_with_options(mlir, CompileOptions(emit="flow", **options))
+    assert [op["layout"] for op in result.records["cpu-config"]["module"]["ops"]] == ["gemm"] * 3
+    text = result.output if isinstance(result.output, str) else result.output.decode()
+    # three dispatches of the one executable, whose object IREE links; the filter packed at compile time
+    assert text.count("flow.dispatch @schedc_gemm::@conv") == 1 and text.count("flow.dispatch @schedc_gemm::@matmul") == 2
+    assert text.count("stream.executable private @schedc_gemm") == 1 and "gemm_x86_64_avx2-" in text and "hal.import.static" in text
+    assert "linalg.transpose" not in text
+    output = schedc.compile(mlir, **options)
+    assert relative_error(_run(output, tmp_path, args), expected) <= 1e-5
+
+
+def test_without_a_c_compiler_schedc_gemm_is_not_chosen_and_forcing_it_says_why(small_cnn, tmp_path, monkeypatch, capsys):
+    mlir, args, expected = small_cnn
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    monkeypatch.setenv("SCHEDC_CACHE_DIR", str(tmp_path / "cache"))
+    database = CpuDatabase("x86_64-avx512")
+    for shape in _op_shapes(mlir, tmp_path):  # the kernel measured 4x faster than anything
+        database.add(CpuEntry(shape, {"plain/nchw": 100.0, "plain/im2col": 90.0, **({"plain/gemm": 25.0} if shape.dtype == "f32" and shape.kind != "depthwise" else {})}))
+    path = tmp_path / "db.json"
+    database.save(str(path))
+    result = compile_with_options(mlir, CompileOptions(target="llvm-cpu", kernel_db=str(path)))
+    plan = result.records["cpu-config"]["module"]
+    assert "gemm" not in {op["layout"] for op in plan["ops"]}
+    assert "no C compiler" in plan["kernels_unavailable"] and "no-such-cc" in plan["kernels_unavailable"]
+    from schedc.report.build import cpu_plan_lines
+
+    assert any("schedc's kernels (gemm) not used: no C compiler" in line for line in cpu_plan_lines(plan))
+    assert relative_error(_run(result.output, tmp_path, args), expected) <= 1e-4
+    source = tmp_path / "cnn.mlir"
+    source.write_text(mlir)
+    out = tmp_path / "cnn.vmfb"
+    assert schedc_main([str(source), "-o", str(out), "--passes=cpu-config{layout=gemm}"]) != 0
+    assert "cpu-config{layout=gemm}: no C compiler" in capsys.readouterr().err and not out.exists()

@@ -6,7 +6,8 @@ Which of IREE 3.13's CPU levers apply to one op and which to the whole module wa
 - per op: a convolution's layout. `nchw` is IREE's own build of it; `im2col` is a matmul over
   an im2col'd image; `winograd` is IREE's Winograd F(6,3) for 3x3 windows at stride 1. IREE's
   passes for these are whole-function passes; schedc applies them one op at a time
-  (schedc.ir.cpu_ops.rewrite_op).
+  (schedc.ir.cpu_ops.rewrite_op). `gemm` is a matmul, or a convolution's im2col matmul, run by
+  schedc's own kernel (schedc.kernels: AVX2/FMA, f32) in place of IREE's code.
 - per module: the mode. `data-tiling` packs matmuls into the target's register tiles
   (`--iree-opt-data-tiling` with micro-kernels, `--iree-llvmcpu-enable-ukernels=all`; data
   tiling without micro-kernels was slower than either on every model measured).
@@ -34,7 +35,9 @@ from pathlib import Path
 
 from schedc.errors import SchedcError
 
-LAYOUTS = ("nchw", "im2col", "winograd", "nhwc")
+LAYOUTS = ("nchw", "im2col", "winograd", "nhwc", "gemm")
+# The layouts that run schedc's own kernel (schedc.kernels), where it can be built.
+KERNEL_LAYOUTS = ("gemm",)
 IREE_DEFAULT = ("plain", "nchw")
 _DATA_TILING = ("--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all")
 _CHANNELS_LAST = ("--iree-preprocessing-pass-pipeline=builtin.module(util.func(iree-preprocessing-convert-conv-to-channels-last))",)
@@ -124,7 +127,10 @@ class OpShape:
         measured database entry has times for those it built): matmuls have none to choose;
         in a channels-last mode every convolution is IREE's (NHWC) one; Winograd is for 3x3
         windows at stride 1 into a zero output."""
-        if self.kind == "matmul" or mode in CHANNELS_LAST_MODES:
+        gemm = ("gemm",) if self.dtype == "f32" else ()
+        if self.kind == "matmul":
+            return ("nchw", *gemm)
+        if mode in CHANNELS_LAST_MODES:
             return ("nchw",)
         if self.kind == "depthwise":
             # NHWC between transposes (schedc.ir.cpu_ops) for windows of 5x5 and up: with its
@@ -138,7 +144,7 @@ class OpShape:
         # does for small filters only (WINOGRAD_MAX_CHANNEL_PAIRS).
         winograd = ((self.kh, self.kw, self.stride, self.dilation) == (3, 3, (1, 1), (1, 1)) and not self.accumulates
                     and self.cin * self.cout <= WINOGRAD_MAX_CHANNEL_PAIRS)
-        return tuple(layout for layout in LAYOUTS if layout != "nhwc" and (winograd or layout != "winograd"))
+        return tuple(layout for layout in LAYOUTS if layout != "nhwc" and (winograd or layout != "winograd") and (gemm or layout != "gemm"))
 
     def features(self) -> tuple[float, ...]:
         """Log-scale coordinates for the nearest measured shape."""
@@ -221,8 +227,9 @@ class CpuDatabase:
 
 def data_tiles(shape: OpShape, layout: str) -> bool:
     """Whether IREE's data tiling reaches this op in this layout: a matmul, or the matmul a
-    convolution becomes in im2col or Winograd (IREE 3.13 data-tiles no convolution)."""
-    return shape.kind == "matmul" or (shape.kind == "conv" and layout in ("im2col", "winograd"))
+    convolution becomes in im2col or Winograd (IREE 3.13 data-tiles no convolution); not
+    schedc's own kernel."""
+    return layout != "gemm" and (shape.kind == "matmul" or (shape.kind == "conv" and layout in ("im2col", "winograd")))
 
 
 # The modes a plan chooses among, per op, when data tiling is chosen op by op: IREE 3.13
@@ -277,7 +284,10 @@ NEIGHBOURS = 3
 # cpu-loo`): the chosen layout ran at most 2.0x the fastest (geometric mean 1.05x), against
 # 9.9x (1.10x) chosen on the median. The plan's time still counts the median: the caution
 # is in the choice, not in the estimate that modes are compared by.
-SMOOTH_LAYOUTS = ("im2col", "winograd")
+SMOOTH_LAYOUTS = ("im2col", "winograd", "gemm")
+# The layouts that materialise a window convolution's patches (IM2COL_MIN_GAIN); schedc's
+# convolution kernel reads its image in place.
+PATCH_LAYOUTS = ("im2col",)
 
 
 def estimate(shape: OpShape, database: CpuDatabase | None, cautious: bool = False) -> tuple[str, dict]:
@@ -328,14 +338,28 @@ def _choose(options: list[_Option]) -> _Option:
     return s if s.choosing < r.time else r
 
 
+def _key(shape: OpShape, mode: str, layout: str) -> str:
+    """The database's time for `shape` in `mode` and `layout`. A mode's flag changes only the ops
+    it reaches: schedc's kernels are the same code in every mode, so their plain time counts in
+    all, and an op data tiling does not reach counts its time without it. Read apart, the
+    noise between one op's times in two modes chose a mode for nothing (five of nine held-out
+    models went to data-tiling, GPT-2 with no op left to tile)."""
+    if layout in KERNEL_LAYOUTS:
+        return f"{IREE_DEFAULT[0]}/{layout}"
+    if mode in DATA_TILING_MODES and not data_tiles(shape, layout):
+        mode = next(family for family, members in FAMILIES.items() if mode in members)
+    return f"{mode}/{layout}"
+
+
 def choose_plan(shapes: list[OpShape], database: CpuDatabase | None, modes=MODES, im2col_min_gain: float = IM2COL_MIN_GAIN,
-                cautious: bool = True, per_op_tiling: bool = False) -> CpuPlan:
+                cautious: bool = True, per_op_tiling: bool = False, kernels: bool = True) -> CpuPlan:
     """The mode, and each op's layout, estimated fastest, a window convolution's im2col only
     where `im2col_min_gain` times faster than its best other layout. With `per_op_tiling`,
     each op that data tiling reaches takes it or not on its own (FAMILIES); otherwise one mode
     holds for every op. Layouts are chosen on the cautious estimate (`cautious`), modes on the
-    plain one (SMOOTH_LAYOUTS). Ops with no estimate keep IREE's layout and count the same in
-    every mode. IREE's own build wins ties."""
+    plain one (SMOOTH_LAYOUTS). `kernels`: schedc's own kernels can be built (KERNEL_LAYOUTS).
+    Ops with no estimate keep IREE's layout and count the same in every mode. IREE's own build
+    wins ties."""
     estimates = [estimate(s, database) for s in shapes]
     choices = [estimate(s, database, cautious=True)[1] for s in shapes] if cautious else [times for _, times in estimates]
     if sum(s.kind == "conv" for s in shapes) < 2:
@@ -356,7 +380,8 @@ def choose_plan(shapes: list[OpShape], database: CpuDatabase | None, modes=MODES
         for shape, (_, times), choosing in zip(shapes, estimates, choices):
             default = times.get("/".join(IREE_DEFAULT))
             options = [_Option(times[key], choosing[key], (j, i), layout, mode) for j, mode in enumerate(members)
-                       for i, layout in enumerate(shape.layouts(mode)) if (key := f"{mode}/{layout}") in choosing
+                       for i, layout in enumerate(shape.layouts(mode)) if (key := _key(shape, mode, layout)) in choosing
+                       and (kernels or layout not in KERNEL_LAYOUTS)
                        and (mode not in DATA_TILING_MODES or data_tiles(shape, layout) or len(members) == 1)]
             if default is None:  # nothing known: IREE's layout, the same in every mode
                 picks.append(("nchw", None, members[0] in DATA_TILING_MODES and data_tiles(shape, "nchw")))
@@ -364,8 +389,8 @@ def choose_plan(shapes: list[OpShape], database: CpuDatabase | None, modes=MODES
             if not options:  # not measured in this mode: IREE's layout at IREE's time
                 options = [_Option(default, default, (0, 0), "nchw", members[0])]
             pick = _choose(options)
-            others = [option for option in options if option.layout != "im2col"]
-            if pick.layout == "im2col" and shape.kh * shape.kw > 1 and others:
+            others = [option for option in options if option.layout not in PATCH_LAYOUTS]
+            if pick.layout in PATCH_LAYOUTS and shape.kh * shape.kw > 1 and others:
                 other = _choose(others)
                 if other.time < (pick.time if other.layout in SMOOTH_LAYOUTS else pick.choosing) * im2col_min_gain:
                     pick = other
@@ -378,6 +403,64 @@ def choose_plan(shapes: list[OpShape], database: CpuDatabase | None, modes=MODES
     mode = min(plans, key=lambda m: (totals[m], m != IREE_DEFAULT[0]))
     ops = tuple(OpChoice(s, layout, source, time, tiled) for s, (source, _), (layout, time, tiled) in zip(shapes, estimates, best[mode]))
     return CpuPlan(mode, ops, {m: round(t, 1) for m, t in totals.items()})
+
+
+# schedc's matmul kernel (schedc.kernels) computes one workgroup's tile of the result, rows x
+# columns, in strips of 6 rows and panels of 16 columns, over all of K. A tile streams its rows
+# of A once; each of its panels of B is packed once per tile. So more tiles across the columns
+# read A again, and more down the rows pack B again. `gemm_tiles` weighs both against the
+# padding of partial strips and panels, in multiply-adds: a byte of A read from memory counts
+# A_BYTE_COST of them, an element of B packed B_PACK_COST. Set by hand on this 2-core AVX2 host
+# (bench/README.md, CPU).
+GEMM_MAX_ROWS, GEMM_MAX_COLUMNS = 96, 256
+A_BYTE_COST, B_PACK_COST = 2.5, 2.0
+# Workgroups enough for IREE's task runtime to share among cores, where the op has them.
+GEMM_MIN_TILES = 6
+
+
+def _up(value: int, step: int) -> int:
+    return -(-value // step) * step
+
+
+def gemm_tiles(batch: int, m: int, n: int, k: int) -> tuple[int, int]:
+    """The rows and columns of the result one workgroup of schedc's matmul computes: of the
+    tilings with at least GEMM_MIN_TILES workgroups (or the most there can be), the one of
+    least estimated cost; ties to larger tiles."""
+    rows = sorted({min(r, _up(m, 6)) for r in range(6, GEMM_MAX_ROWS + 1, 6)} | ({_up(m, 6)} if m <= GEMM_MAX_ROWS + 6 else set()))
+    columns = sorted({min(c, _up(n, 16)) for c in range(16, GEMM_MAX_COLUMNS + 1, 16)})
+
+    def padded(size: int, tile: int, panel: int) -> int:
+        rest = size % tile
+        return size - rest + (0 if rest == 0 else 8 if panel == 16 and rest <= 8 else _up(rest, panel))
+
+    def cost(r: int, c: int) -> float:
+        row_tiles, column_tiles = -(-m // r), -(-n // c)
+        columns_done = padded(n, c, 16)
+        return batch * (padded(m, r, 6) * columns_done * k + A_BYTE_COST * 4 * column_tiles * m * k + B_PACK_COST * row_tiles * k * columns_done)
+
+    tiles = lambda r, c: batch * -(-m // r) * -(-n // c)  # noqa: E731
+    enough = min(GEMM_MIN_TILES, tiles(rows[0], columns[0]))
+    return min(((r, c) for r in rows for c in columns if tiles(r, c) >= enough), key=lambda t: (cost(*t), -t[0] * t[1]))
+
+
+# schedc's convolution kernel computes a workgroup's tile of output channels x output pixels in
+# panels of 16 channels and strips of 6 pixels. On four ResNet-18 layers (64 channels at 56x56 to
+# 512 at 7x7) tiles of 64 x 96 ran at 0.7-1.0x torch's time and within 5% of the best of seven
+# tilings measured (bench/README.md, CPU).
+CONV_CHANNELS, CONV_PIXELS = 64, 96
+
+
+def conv_tiles(batch: int, channels: int, pixels: int) -> tuple[int, int]:
+    """The output channels and pixels one workgroup of schedc's convolution computes: up to
+    CONV_CHANNELS x CONV_PIXELS, the pixels halved (in strips of 6), then the channels (in
+    panels of 16), until there are GEMM_MIN_TILES workgroups or no smaller tile."""
+    rows, columns = min(_up(channels, 16), CONV_CHANNELS), min(_up(pixels, 6), CONV_PIXELS)
+    tiles = lambda: batch * -(-channels // rows) * -(-pixels // columns)  # noqa: E731
+    while tiles() < GEMM_MIN_TILES and columns > 6:
+        columns = _up(columns // 2, 6)
+    while tiles() < GEMM_MIN_TILES and rows > 16:
+        rows -= 16
+    return rows, columns
 
 
 # Each ISA a database can be measured for, by the host CPU flag that names it (widest first).

@@ -12,8 +12,11 @@ they see. `rewrite_op` applies one to a single op: the op is outlined into a fun
 own, IREE's pass runs there, and the result is inlined back in its place, the function's
 interface (NCHW in and out) unchanged. An im2col convolution's bias is added after its
 matmul (`_bias_after`). The `nhwc` layout of a depthwise convolution is
-schedc's own rewrite (`_depthwise_to_nhwc`), applied the same way. (Channels-last is a mode, not a layout: see
-schedc.decisions.cpu_config.)
+schedc's own rewrite (`_depthwise_to_nhwc`), applied the same way. The `gemm` layout hands a
+matmul or an NCHW convolution to schedc's own kernel (schedc.kernels): a `flow.dispatch` of a
+`stream.executable` whose object IREE's embedded linker links in (`_to_gemm`; IREE's
+custom-dispatch path, its samples/custom_dispatch/cpu/embedded).
+(Channels-last is a mode, not a layout: see schedc.decisions.cpu_config.)
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import numpy as np
 from iree.compiler import ir, passmanager
 from iree.compiler.dialects import arith, func, linalg, tensor
 
-from schedc.decisions.cpu_config import OpShape
+from schedc.decisions.cpu_config import OpShape, conv_tiles, gemm_tiles
 from schedc.ir.iree import element_bits, function_ops, ops_named
 from schedc.ir.rewrite import append_functions, inline_in_place
 
@@ -166,6 +169,10 @@ def _rewrite_function(module: ir.Module, function: func.FuncOp, op_name: str, la
         if not _depthwise_to_nhwc(module, function):
             return False
         passes = "inline,symbol-dce,func.func(canonicalize,cse)"
+    elif layout == "gemm":
+        if not _to_gemm(module, function, zero_start=not biased):
+            return False
+        passes = "inline,symbol-dce,func.func(canonicalize,cse)"
     else:
         if layout == "im2col" and biased:
             _bias_after(module, function, op_name)
@@ -253,6 +260,215 @@ func.func private @schedc_depthwise_nhwc(%x: tensor<{n}x{c}x{h}x{w}x{t}>, %k: te
     return True
 
 
+# The executable of schedc's kernel, and the generic x86-64 target its object is linked for
+# (IREE attaches a target's objects to every variant that target is generic of).
+GEMM_EXECUTABLE = "schedc_gemm"
+_X86_64 = '#hal.executable.target<"llvm-cpu", "embedded-elf-x86_64", {target_triple = "x86_64-unknown-unknown-eabi-elf"}>'
+# Each export's size operands, after its three bindings (the C entry points' order).
+_MATMUL_SIZES = ("batch", "m", "n", "k", "rows", "columns")
+_CONV_SIZES = ("batch", "channels", "h", "w", "oc", "kh", "kw", "sh", "sw", "dh", "dw", "oh", "ow", "rows", "columns")
+# The convolution's filter comes packed in panels of this many output channels (the kernel's
+# vector of accumulators): [panel][channel x window][16], zero past the last output channel.
+CONV_PANEL = 16
+
+
+def _export(name: str, symbol: str, sizes: tuple[str, ...], extents: tuple[str, str, str], arguments: tuple[str, ...]) -> tuple[str, str]:
+    """One export of the kernel's executable and its function: the workload is the workgroup
+    grid (column tiles, row tiles, batch); each workgroup calls `symbol` with its bindings as
+    1-D memrefs whose sizes are the products `extents` names, then `arguments`, then its tile
+    and batch."""
+    index = ", ".join(["index"] * (len(arguments) + 3))
+    lines = []
+    for binding, extent in zip("abc", extents):
+        factors = extent.split("*")
+        lines.append(f"      %s{binding}0 = arith.constant 1 : index")
+        for i, factor in enumerate(factors):
+            lines.append(f"      %s{binding}{i + 1} = arith.muli %s{binding}{i}, %{factor} : index")
+        lines.append(f"      %{binding} = stream.binding.subspan %b{binding}[%c0] : !stream.binding -> memref<?xf32>{{%s{binding}{len(factors)}}}")
+    body = "\n".join(lines)
+    export = f"""
+  stream.executable.export public @{name} workgroups(%x: index, %y: index, %z: index) -> (index, index, index) {{
+    stream.return %x, %y, %z : index, index, index
+  }}"""
+    return export, f"""
+    func.func private @{symbol}(memref<?xf32>, memref<?xf32>, memref<?xf32>, {index}) attributes {{hal.import.static}}
+    func.func @{name}(%ba: !stream.binding, %bb: !stream.binding, %bc: !stream.binding, {", ".join(f"%{s}: index" for s in sizes)}) {{
+      %c0 = arith.constant 0 : index
+{body}
+      %tn = stream.dispatch.workgroup.id[0] : index
+      %tm = stream.dispatch.workgroup.id[1] : index
+      %tb = stream.dispatch.workgroup.id[2] : index
+      func.call @{symbol}(%a, %b, %c, {", ".join(f"%{s}" for s in arguments)}, %tm, %tn, %tb) : (memref<?xf32>, memref<?xf32>, memref<?xf32>, {index}) -> ()
+      return
+    }}"""
+
+
+def _gemm_executable(path: str) -> str:
+    """The stream executable of schedc's kernel: `matmul` (A, B) and `conv` (image, filter)."""
+    from schedc.kernels import CONV_SYMBOL, MATMUL_SYMBOL
+
+    matmul = _export("matmul", MATMUL_SYMBOL, _MATMUL_SIZES, ("batch*m*k", "batch*k*n", "batch*m*n"), _MATMUL_SIZES[1:])
+    conv = _export("conv", CONV_SYMBOL, _CONV_SIZES + ("padded",), ("batch*channels*h*w", "padded*channels*kh*kw", "batch*oc*oh*ow"),
+                   _CONV_SIZES[1:])
+    objects = f"#hal.executable.objects<{{{_X86_64} = [#hal.executable.object<{{path = \"{path}\"}}>]}}>"
+    return f"""
+stream.executable private @{GEMM_EXECUTABLE} attributes {{hal.executable.objects = {objects}}} {{{matmul[0]}{conv[0]}
+  builtin.module {{{matmul[1]}{conv[1]}
+  }}
+}}"""
+
+
+def _dispatch(name: str, export: str, a: ir.RankedTensorType, b: ir.RankedTensorType, c: ir.RankedTensorType,
+              sizes: dict, grid: tuple[int, int, int], prologue: str = "", operand: tuple[str, str] | None = None) -> str:
+    """A function `name` of (a, b) -> c dispatching the kernel's `export` over `grid`, after
+    `prologue`, with `operand` (its name and type) for b where the prologue made one."""
+    constants = [prologue] if prologue else []
+    constants += [f"  %{key} = arith.constant {value} : index" for key, value in sizes.items()]
+    constants += [f"  %g{i} = arith.constant {value} : index" for i, value in enumerate(grid)]
+    operands = ", ".join(f"%{key}" for key in sizes)
+    second, second_type = operand or ("%b", str(b))
+    newline = "\n"
+    return f"""
+func.func private @{name}(%a: {a}, %b: {b}) -> {c} {{
+{newline.join(constants)}
+  %r = flow.dispatch @{GEMM_EXECUTABLE}::@{export}[%g0, %g1, %g2](%a, {second}, {operands}) : ({a}, {second_type}, {", ".join(["index"] * len(sizes))}) -> {c}
+  return %r : {c}
+}}"""
+
+
+def _gemm_call(op: ir.Operation, name: str) -> str:
+    """A function `name` computing the matmul, batch matmul or NCHW convolution `op` (its
+    initial value aside) with schedc's kernel."""
+    a, b, c = (ir.RankedTensorType(v.type) for v in op.operands)
+    if op.name in MATMULS:
+        batch = a.shape[0] if a.rank == 3 else 1
+        (m, k), n = a.shape[-2:], b.shape[-1]
+        rows, columns = gemm_tiles(batch, m, n, k)
+        sizes = dict(zip(_MATMUL_SIZES, (batch, m, n, k, rows, columns)))
+        return _dispatch(name, "matmul", a, b, c, sizes, (-(-n // columns), -(-m // rows), batch))
+    (batch, channels, h, w), (oc, _, kh, kw), (oh, ow) = a.shape, b.shape, c.shape[2:]
+    (sh, sw), (dh, dw) = _pair(op, "strides"), _pair(op, "dilations")
+    if (batch, kh, kw, sh, sw) == (1, 1, 1, 1, 1):
+        return _pointwise_call(a, b, c, name)
+    rows, columns = conv_tiles(batch, oc, oh * ow)
+    padded = -(-oc // CONV_PANEL) * CONV_PANEL
+    sizes = dict(zip(_CONV_SIZES + ("padded",), (batch, channels, h, w, oc, kh, kw, sh, sw, dh, dw, oh, ow, rows, columns, padded)))
+    prologue, packed = _packed_filter(b)
+    return _dispatch(name, "conv", a, b, c, sizes, (-(-(oh * ow) // columns), -(-oc // rows), batch), prologue, ("%packed", packed))
+
+
+def _pointwise_call(image: ir.RankedTensorType, filter_: ir.RankedTensorType, out: ir.RankedTensorType, name: str) -> str:
+    """A 1x1 convolution at stride 1 of one image, as the matmul it is: filter (out x in
+    channels) times image (in channels x pixels), in schedc's matmul kernel: the AVX2 sweep's
+    nine 1x1 convolutions ran 1.4-2.3x faster there than in the convolution kernel (two sweeps
+    of the database, bench/README.md CPU)."""
+    _, channels, h, w = image.shape
+    oc = filter_.shape[0]
+    t = image.element_type
+    a, b, c = (ir.RankedTensorType.get(shape, t) for shape in ((oc, channels), (channels, h * w), (oc, h * w)))
+    rows, columns = gemm_tiles(1, oc, h * w, channels)
+    sizes = dict(zip(_MATMUL_SIZES, (1, oc, h * w, channels, rows, columns)))
+    inner = _dispatch(f"{name}_matmul", "matmul", a, b, c, sizes, (-(-(h * w) // columns), -(-oc // rows), 1))
+    return inner + f"""
+func.func private @{name}(%a: {image}, %b: {filter_}) -> {out} {{
+  %x = tensor.collapse_shape %a [[0, 1], [2, 3]] : {image} into {b}
+  %f = tensor.collapse_shape %b [[0], [1, 2, 3]] : {filter_} into {a}
+  %y = func.call @{name}_matmul(%f, %x) : ({a}, {b}) -> {c}
+  %r = tensor.expand_shape %y [[0, 1], [2, 3]] output_shape [1, {oc}, {h}, {w}] : {c} into {out}
+  return %r : {out}
+}}"""
+
+
+def _packed_filter(filter_: ir.RankedTensorType) -> tuple[str, str]:
+    """The ops that pack `%b`, an FCHW filter, into `%packed`, [panel][channel x window][16] (zero
+    past the last output channel: the kernel's layout), and its type. On a constant filter
+    IREE evaluates them at compile time; on a parameter's, once, at load."""
+    oc, channels, kh, kw = filter_.shape
+    k, t = channels * kh * kw, filter_.element_type
+    padded = -(-oc // CONV_PANEL) * CONV_PANEL
+    panels = padded // CONV_PANEL
+    lines = [f"  %flat = tensor.collapse_shape %b [[0], [1, 2, 3]] : {filter_} into tensor<{oc}x{k}x{t}>"]
+    rows = "%flat"
+    if padded != oc:
+        lines += [f"  %filled = tensor.pad %flat low[0, 0] high[{padded - oc}, 0] {{",
+                  "  ^bb0(%i: index, %j: index):",
+                  f"    %zero = arith.constant 0.0 : {t}",
+                  f"    tensor.yield %zero : {t}",
+                  f"  }} : tensor<{oc}x{k}x{t}> to tensor<{padded}x{k}x{t}>"]
+        rows = "%filled"
+    packed = f"tensor<{panels}x{k}x{CONV_PANEL}x{t}>"
+    lines += [f"  %panels = tensor.expand_shape {rows} [[0, 1], [2]] output_shape [{panels}, {CONV_PANEL}, {k}] : tensor<{padded}x{k}x{t}> into tensor<{panels}x{CONV_PANEL}x{k}x{t}>",
+              f"  %empty = tensor.empty() : {packed}",
+              f"  %packed = linalg.transpose ins(%panels : tensor<{panels}x{CONV_PANEL}x{k}x{t}>) outs(%empty : {packed}) permutation = [0, 2, 1]"]
+    return "\n".join(lines), packed
+
+
+def _to_gemm(module: ir.Module, function: func.FuncOp, zero_start: bool) -> bool:
+    """Replaces `function`'s f32 matmuls, batch matmuls (static, untransposed) and NCHW
+    convolutions by dispatches of schedc's kernel, which starts from zero: unless `zero_start`
+    (their initial values are zero), each one's initial value is added after it. The kernel's
+    executable joins `module`. Whether any was replaced."""
+    from schedc.kernels import object_path
+
+    found = [o for o in function.regions[0].blocks[0].operations
+             if (o.name in MATMULS and _untransposed(o) or o.name == "linalg.conv_2d_nchw_fchw")
+             and all(_shape(v) is not None and str(v.type.element_type) == "f32" for v in o.operands)]
+    if not found:
+        return False
+    helpers = [_gemm_executable(str(object_path()))]
+    helpers += [_gemm_call(op, f"schedc_gemm_{number}") for number, op in enumerate(found)]
+    append_functions(module, "\n".join(helpers), function.context)
+    for number, op in enumerate(found):
+        init = op.operands[2]
+        with ir.InsertionPoint(op), op.location:
+            call = func.CallOp([init.type], ir.FlatSymbolRefAttr.get(f"schedc_gemm_{number}"), list(op.operands)[:2])
+            result = call.results[0] if zero_start or _zero_fill(init) else _add(call.results[0], init)
+        op.results[0].replace_all_uses_with(result)
+        op.erase()
+    return True
+
+
+# The maps of an untransposed matmul and batch matmul (row-major A of m x k, B of k x n).
+_PLAIN_MAPS = {
+    "linalg.matmul": "[affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>]",
+    "linalg.batch_matmul": "[affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, "
+                           "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]",
+}
+
+
+def _untransposed(op: ir.Operation) -> bool:
+    return "indexing_maps" not in op.attributes or str(op.attributes["indexing_maps"]) == _PLAIN_MAPS[op.name]
+
+
+def _add(x: ir.Value, y: ir.Value) -> ir.Value:
+    """x + y, elementwise, as a linalg.generic at the insertion point."""
+    kind = ir.RankedTensorType(x.type)
+    identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(kind.rank))
+    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+    empty = tensor.EmptyOp(kind.shape, kind.element_type).result
+    op = linalg.GenericOp([kind], [x, y], [empty], ir.ArrayAttr.get([identity] * 3), ir.ArrayAttr.get([parallel] * kind.rank))
+    block = op.regions[0].blocks.append(kind.element_type, kind.element_type, kind.element_type)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([arith.AddFOp(block.arguments[0], block.arguments[1]).result])
+    return op.results[0]
+
+
+def carry_kernels(source: ir.Module, target: ir.Operation) -> None:
+    """Copies schedc's kernel executables from `source` into the module `target` where it
+    has none yet."""
+    present = {o.attributes["sym_name"].value for o in target.regions[0].blocks[0].operations if "sym_name" in o.attributes}
+    for candidate in source.body.operations:
+        if candidate.name == "stream.executable" and candidate.attributes["sym_name"].value not in present:
+            target.regions[0].blocks[0].append(candidate.clone())
+
+
+def _top_module(op: ir.Operation) -> ir.Operation:
+    parent = op.parent
+    while parent.parent is not None:
+        parent = parent.parent
+    return parent
+
+
 # IREE 3.13's data-tiling hint: once any op of a module carries it, IREE data-tiles exactly the
 # ops that do (its own annotation, every matmul, runs only where none does).
 DATA_TILING_HINT = "iree.opt.data_tiling"
@@ -284,6 +500,7 @@ def rewrite_op(op: ir.Operation, layout: str, data_tiling: bool = False) -> bool
             return False
         if data_tiling:
             _mark_contractions(function)
+        carry_kernels(outlined, _top_module(op))
         inline_in_place(op, function)
     return True
 
@@ -302,6 +519,7 @@ def standalone_module(op: ir.Operation, layouts: tuple[str, ...]) -> tuple[str, 
             if layout != "nchw" and not _rewrite_function(scratch, function, op.name, layout):
                 continue
             module.body.append(function.operation)  # moved out of the scratch module
+            carry_kernels(scratch, module.operation)
             built.append(layout)
         return str(module), built
 

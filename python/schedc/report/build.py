@@ -214,6 +214,8 @@ def cpu_plan_lines(plan: dict) -> list[str]:
     counts += f"; data tiling on {tiled} of {len(plan['ops'])}" if tiled else ""
     lines = [f"cpu-config (database {plan['database'] or 'none'}): mode {plan['mode']}; {counts or 'no convolutions or matmuls'}"
              + (f"; estimated {estimates}" if plan["ops"] else "")]
+    if plan.get("kernels_unavailable"):
+        lines.append(f"  schedc's kernels (gemm) not used: {plan['kernels_unavailable']}")
     for op in plan["ops"]:
         time = f"{op['time_us']:,.1f} us ({op['source']})" if op["time_us"] is not None else op["source"]
         lines.append(f"  {op['op']}: {op['layout']}{', data-tiled' if op.get('data_tiling') else ''}, {time}")

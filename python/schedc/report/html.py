@@ -373,6 +373,8 @@ def _cpu_plan_section(report: dict) -> str:
     estimates = ", ".join(f"{escape(mode)} {us:,.0f} us" for mode, us in plan["estimates_us"].items())
     note = (f'cpu-config chose mode {escape(plan["mode"])} (estimated {estimates}; flags '
             f'{escape(" ".join(plan["iree_flags"]) or "none")}), database {escape(str(plan.get("database") or "none"))}.')
+    if plan.get("kernels_unavailable"):
+        note += f' schedc\'s kernels (gemm) not used: {escape(plan["kernels_unavailable"])}.'
     return _choice_table("CPU code generation", note, ["op", "layout", "source", "time (us)"], rows)
 
 

@@ -1,0 +1,88 @@
+"""schedc's own CPU kernels, which IREE's llvm-cpu executables link in as objects.
+
+IREE 3.13's llvm-cpu matmuls run at a third to a half of torch's speed on an AVX2 host, its
+NCHW convolutions slower still (bench/README.md, "CPU"). `gemm_x86_64_avx2.c` holds a plain
+6 x 16 register-tile matmul in AVX2/FMA intrinsics, and a direct NCHW convolution vectorised
+along its output channels (its filter packed at compile time); a dispatch calls them through
+IREE's custom-dispatch path (an executable whose objects IREE's embedded linker links:
+schedc.ir.cpu_ops). They run at 0.7-1.1x torch's time.
+
+IREE links `.o` objects from a path only (3.13 drops an object's embedded data), and this
+package ships C, not binaries: `object_path` builds the object with the host's C compiler
+(`$CC`, else cc, gcc or clang) once, into a cache named by the source's and the compiler's
+digest, so the same toolchain always links the same bytes. Where none is found, or the build
+fails, `KernelUnavailable` says why, and cpu-config leaves those ops to IREE.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from schedc.errors import SchedcError
+
+GEMM = "gemm_x86_64_avx2"
+# The symbols a dispatch calls (the C file's entry points).
+MATMUL_SYMBOL = "schedc_sgemm_workgroup"
+CONV_SYMBOL = "schedc_sconv_workgroup"
+# Freestanding code for IREE's embedded ELF loader: no libc, position-independent, hidden.
+FLAGS = ("-O3", "-mavx2", "-mfma", "-std=c17", "-ffreestanding", "-fPIC", "-fno-stack-protector", "-fvisibility=hidden",
+         "-fno-plt", "-fno-asynchronous-unwind-tables", "-fno-exceptions")
+CACHE_VARIABLE = "SCHEDC_CACHE_DIR"
+
+
+class KernelUnavailable(SchedcError):
+    """schedc's kernel cannot be built on this machine (no C compiler, or it failed)."""
+
+
+def source_path(name: str) -> Path:
+    return Path(__file__).resolve().parent / f"{name}.c"
+
+
+def _compiler() -> str:
+    named = os.environ.get("CC", "")
+    for candidate in ([named] if named else ["cc", "gcc", "clang"]):
+        found = shutil.which(candidate)
+        if found:
+            return found
+    raise KernelUnavailable(f"no C compiler to build schedc's CPU kernels ({'$CC=' + named if named else 'cc, gcc or clang'} not found)")
+
+
+def cache_folder() -> Path:
+    named = os.environ.get(CACHE_VARIABLE) or os.environ.get("XDG_CACHE_HOME")
+    base = Path(named) if named else Path.home() / ".cache"
+    return (base if os.environ.get(CACHE_VARIABLE) else base / "schedc") / "kernels"
+
+
+def object_path(name: str = GEMM) -> Path:
+    """The object file of kernel `name`, built on first use."""
+    compiler = _compiler()
+    try:
+        version = subprocess.run([compiler, "--version"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise KernelUnavailable(f"the C compiler {compiler} does not run: {e}") from None
+    source = source_path(name)
+    digest = hashlib.sha256(source.read_bytes() + version.encode() + " ".join(FLAGS).encode()).hexdigest()[:16]
+    target = cache_folder() / f"{name}-{digest}.o"
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(f".{os.getpid()}.tmp")
+    built = subprocess.run([compiler, *FLAGS, "-c", str(source), "-o", str(partial)], capture_output=True, text=True)
+    if built.returncode != 0:
+        partial.unlink(missing_ok=True)
+        raise KernelUnavailable(f"{compiler} could not build {source.name}: {built.stderr.strip()[:500]}")
+    os.replace(partial, target)  # atomic: a concurrent build writes the same bytes
+    return target
+
+
+def available(name: str = GEMM) -> str | None:
+    """None where kernel `name` can be built here, else why not."""
+    try:
+        object_path(name)
+    except (KernelUnavailable, OSError) as e:
+        return str(e)
+    return None

@@ -1,0 +1,200 @@
+/* schedc's f32 matmul and convolution for x86-64 with AVX2 and FMA, linked into IREE's llvm-cpu
+ * executables (schedc.kernels, schedc.ir.cpu_ops).
+ *
+ * IREE calls an entry point once per workgroup, each computing one tile of the result
+ * (schedc.decisions.cpu_config.gemm_tiles and conv_tiles). Both keep a 6 x 16 tile of results in
+ * 12 AVX2 accumulators, two FMAs per broadcast element:
+ * - the matmul C = A B (row-major, per batch) runs its tile in slices of KC along K; each
+ *   16-column panel of B's slice is packed (zero past N) and met by 6-row strips of A. A last
+ *   panel of 8 columns or fewer takes a 6 x 8 tile. Rows past the edge repeat the last row and
+ *   columns past it are zero; neither is stored.
+ * - the NCHW convolution is vectorised along its output channels (below).
+ *
+ * Embedded-ELF rules (IREE's custom_dispatch/cpu/embedded sample): no libc, no globals, no
+ * thread-local state; small stack buffers only (16.5 KB here).
+ */
+#include <immintrin.h>
+#include <stddef.h>
+
+#define MR 6
+#define NR 16
+#define KC 256
+
+static inline void store_row(float *restrict c, __m256 lo, __m256 hi, int first) {
+  if (!first) {
+    lo = _mm256_add_ps(_mm256_loadu_ps(c), lo);
+    hi = _mm256_add_ps(_mm256_loadu_ps(c + 8), hi);
+  }
+  _mm256_storeu_ps(c, lo);
+  _mm256_storeu_ps(c + 8, hi);
+}
+
+/* c[0:6, 0:16] (+)= a[r][0:kc] . bp[0:kc][0:16], row r of A at a[r]. */
+static inline void micro_6x16(size_t kc, const float *const a[MR], const float *restrict bp,
+                              float *restrict c, size_t ldc, int first) {
+  const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
+  __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+  __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+  __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+  __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+  __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+  __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+  for (size_t k = 0; k < kc; ++k) {
+    __m256 b0 = _mm256_load_ps(bp + k * NR), b1 = _mm256_load_ps(bp + k * NR + 8), x;
+    x = _mm256_broadcast_ss(a0 + k); c00 = _mm256_fmadd_ps(x, b0, c00); c01 = _mm256_fmadd_ps(x, b1, c01);
+    x = _mm256_broadcast_ss(a1 + k); c10 = _mm256_fmadd_ps(x, b0, c10); c11 = _mm256_fmadd_ps(x, b1, c11);
+    x = _mm256_broadcast_ss(a2 + k); c20 = _mm256_fmadd_ps(x, b0, c20); c21 = _mm256_fmadd_ps(x, b1, c21);
+    x = _mm256_broadcast_ss(a3 + k); c30 = _mm256_fmadd_ps(x, b0, c30); c31 = _mm256_fmadd_ps(x, b1, c31);
+    x = _mm256_broadcast_ss(a4 + k); c40 = _mm256_fmadd_ps(x, b0, c40); c41 = _mm256_fmadd_ps(x, b1, c41);
+    x = _mm256_broadcast_ss(a5 + k); c50 = _mm256_fmadd_ps(x, b0, c50); c51 = _mm256_fmadd_ps(x, b1, c51);
+  }
+  store_row(c, c00, c01, first);
+  store_row(c + ldc, c10, c11, first);
+  store_row(c + 2 * ldc, c20, c21, first);
+  store_row(c + 3 * ldc, c30, c31, first);
+  store_row(c + 4 * ldc, c40, c41, first);
+  store_row(c + 5 * ldc, c50, c51, first);
+}
+
+/* c[0:6, 0:8] = a[r][0:kc] . bp[0:kc][0:8]: the last panel, when it is 8 columns or fewer. */
+static inline void micro_6x8(size_t kc, const float *const a[MR], const float *restrict bp, float *restrict c, size_t ldc) {
+  const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
+  __m256 c0 = _mm256_setzero_ps(), c1 = _mm256_setzero_ps(), c2 = _mm256_setzero_ps();
+  __m256 c3 = _mm256_setzero_ps(), c4 = _mm256_setzero_ps(), c5 = _mm256_setzero_ps();
+  for (size_t k = 0; k < kc; ++k) {
+    __m256 b0 = _mm256_load_ps(bp + k * 8);
+    c0 = _mm256_fmadd_ps(_mm256_broadcast_ss(a0 + k), b0, c0);
+    c1 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + k), b0, c1);
+    c2 = _mm256_fmadd_ps(_mm256_broadcast_ss(a2 + k), b0, c2);
+    c3 = _mm256_fmadd_ps(_mm256_broadcast_ss(a3 + k), b0, c3);
+    c4 = _mm256_fmadd_ps(_mm256_broadcast_ss(a4 + k), b0, c4);
+    c5 = _mm256_fmadd_ps(_mm256_broadcast_ss(a5 + k), b0, c5);
+  }
+  _mm256_store_ps(c, c0);
+  _mm256_store_ps(c + ldc, c1);
+  _mm256_store_ps(c + 2 * ldc, c2);
+  _mm256_store_ps(c + 3 * ldc, c3);
+  _mm256_store_ps(c + 4 * ldc, c4);
+  _mm256_store_ps(c + 5 * ldc, c5);
+}
+
+/* packed[0:kc][0:width] = B[k0:k0+kc][j0:j0+width] (width 16, or 8 for a last narrow panel),
+ * zero past column j0 + nr. */
+static void pack_panel(float *restrict packed, const float *restrict b, size_t n, size_t k0, size_t kc, size_t j0, size_t nr,
+                       size_t width) {
+  for (size_t k = 0; k < kc; ++k) {
+    const float *row = b + (k0 + k) * n + j0;
+    if (nr == NR) {
+      _mm256_store_ps(packed + k * NR, _mm256_loadu_ps(row));
+      _mm256_store_ps(packed + k * NR + 8, _mm256_loadu_ps(row + 8));
+    } else {
+      for (size_t j = 0; j < width; ++j) packed[k * width + j] = j < nr ? row[j] : 0.0f;
+    }
+  }
+}
+
+/* C[m0:m1, n0:n1] = A[m0:m1, :] B[:, n0:n1]. */
+static void tile(const float *restrict a, const float *restrict b, float *restrict c, size_t M, size_t N, size_t K,
+                 size_t MB, size_t NB, size_t tile_m, size_t tile_n) {
+  size_t m0 = tile_m * MB, n0 = tile_n * NB;
+  size_t m1 = m0 + MB < M ? m0 + MB : M, n1 = n0 + NB < N ? n0 + NB : N;
+  float packed[KC * NR] __attribute__((aligned(32)));
+  float edge[MR * NR] __attribute__((aligned(32)));
+  for (size_t k0 = 0; k0 < K; k0 += KC) {
+    size_t kc = K - k0 < KC ? K - k0 : KC;
+    int first = k0 == 0;
+    for (size_t j0 = n0; j0 < n1; j0 += NR) {
+      size_t nr = n1 - j0 < NR ? n1 - j0 : NR, width = nr <= 8 ? 8 : NR;
+      pack_panel(packed, b, N, k0, kc, j0, nr, width);
+      for (size_t i0 = m0; i0 < m1; i0 += MR) {
+        size_t mr = m1 - i0 < MR ? m1 - i0 : MR;
+        const float *rows[MR];
+        for (size_t i = 0; i < MR; ++i) rows[i] = a + (i0 + (i < mr ? i : mr - 1)) * K + k0;
+        if (mr == MR && nr == NR) {
+          micro_6x16(kc, rows, packed, c + i0 * N + j0, N, first);
+          continue;
+        }
+        if (width == 8)
+          micro_6x8(kc, rows, packed, edge, NR);
+        else
+          micro_6x16(kc, rows, packed, edge, NR, 1);
+        for (size_t i = 0; i < mr; ++i)
+          for (size_t j = 0; j < nr; ++j) {
+            float *out = c + (i0 + i) * N + j0 + j;
+            *out = first ? edge[i * NR + j] : *out + edge[i * NR + j];
+          }
+      }
+    }
+  }
+}
+
+/* Each binding arrives as MLIR's expanded 1-D memref: base, aligned, offset, size, stride. */
+#define BINDING(type, name) type *restrict name##_base, type *restrict name, size_t name##_offset, size_t name##_size, size_t name##_stride
+#define UNUSED(name) (void)name##_base, (void)name##_size, (void)name##_stride
+
+/* C[batch] = A[batch] B[batch]: A of M x K, B of K x N. */
+void schedc_sgemm_workgroup(BINDING(const float, a), BINDING(const float, b), BINDING(float, c), size_t M, size_t N, size_t K,
+                            size_t MB, size_t NB, size_t tile_m, size_t tile_n, size_t batch) {
+  UNUSED(a), UNUSED(b), UNUSED(c);
+  tile(a + a_offset + batch * M * K, b + b_offset + batch * K * N, c + c_offset + batch * M * N, M, N, K, MB, NB, tile_m, tile_n);
+}
+
+/* A convolution vectorised along its output channels, as oneDNN's direct convolutions are: the
+ * filter comes packed at compile time into panels of 16 output channels, [panel][k][16] with k =
+ * (channel, i, j) and zero past OC, and each 6-pixel strip's 16-channel tile runs all of K in 12
+ * accumulators, the image's elements broadcast straight from it (no patches packed or
+ * gathered). Then the tile is stored transposed into the NCHW output. Strips past the last pixel
+ * repeat it, and neither they nor channels past OC are stored.
+ *
+ * A workgroup's tile is MB output channels (whole panels) by NB output pixels (whole strips). */
+void schedc_sconv_workgroup(BINDING(const float, image), BINDING(const float, packed), BINDING(float, out), size_t C,
+                            size_t H, size_t W, size_t OC, size_t KH, size_t KW, size_t SH, size_t SW, size_t DH, size_t DW,
+                            size_t OH, size_t OW, size_t MB, size_t NB, size_t tile_m, size_t tile_n, size_t batch) {
+  UNUSED(image), UNUSED(packed), UNUSED(out);
+  size_t N = OH * OW, K = C * KH * KW, plane = H * W;
+  const float *img = image + image_offset + batch * C * plane;
+  float *o = out + out_offset + batch * OC * N;
+  size_t m0 = tile_m * MB, n0 = tile_n * NB;
+  size_t m1 = m0 + MB < OC ? m0 + MB : OC, n1 = n0 + NB < N ? n0 + NB : N;
+  for (size_t p0 = m0; p0 < m1; p0 += NR) {
+    const float *panel = packed + packed_offset + p0 * K; /* panel p0 / 16: K x 16 */
+    size_t channels = m1 - p0 < NR ? m1 - p0 : NR;
+    for (size_t s0 = n0; s0 < n1; s0 += MR) {
+      size_t pixels = n1 - s0 < MR ? n1 - s0 : MR;
+      const float *px[MR];
+      for (size_t r = 0; r < MR; ++r) {
+        size_t n = s0 + (r < pixels ? r : pixels - 1);
+        px[r] = img + (n / OW) * SH * W + (n % OW) * SW;
+      }
+      const float *p0x = px[0], *p1x = px[1], *p2x = px[2], *p3x = px[3], *p4x = px[4], *p5x = px[5];
+      __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+      __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+      __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+      __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+      __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+      __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+      const float *f = panel;
+#define STEP(at)                                                                                        \
+  do {                                                                                                  \
+    __m256 b0 = _mm256_load_ps(f), b1 = _mm256_load_ps(f + 8), x;                                       \
+    x = _mm256_broadcast_ss(p0x + (at)); c00 = _mm256_fmadd_ps(x, b0, c00); c01 = _mm256_fmadd_ps(x, b1, c01); \
+    x = _mm256_broadcast_ss(p1x + (at)); c10 = _mm256_fmadd_ps(x, b0, c10); c11 = _mm256_fmadd_ps(x, b1, c11); \
+    x = _mm256_broadcast_ss(p2x + (at)); c20 = _mm256_fmadd_ps(x, b0, c20); c21 = _mm256_fmadd_ps(x, b1, c21); \
+    x = _mm256_broadcast_ss(p3x + (at)); c30 = _mm256_fmadd_ps(x, b0, c30); c31 = _mm256_fmadd_ps(x, b1, c31); \
+    x = _mm256_broadcast_ss(p4x + (at)); c40 = _mm256_fmadd_ps(x, b0, c40); c41 = _mm256_fmadd_ps(x, b1, c41); \
+    x = _mm256_broadcast_ss(p5x + (at)); c50 = _mm256_fmadd_ps(x, b0, c50); c51 = _mm256_fmadd_ps(x, b1, c51); \
+    f += NR;                                                                                            \
+  } while (0)
+      for (size_t c = 0; c < C; ++c)
+        for (size_t i = 0; i < KH; ++i)
+          for (size_t j = 0; j < KW; ++j) STEP(c * plane + i * DH * W + j * DW);
+#undef STEP
+      float t[MR * NR] __attribute__((aligned(32)));
+      _mm256_store_ps(t, c00), _mm256_store_ps(t + 8, c01), _mm256_store_ps(t + 16, c10), _mm256_store_ps(t + 24, c11);
+      _mm256_store_ps(t + 32, c20), _mm256_store_ps(t + 40, c21), _mm256_store_ps(t + 48, c30), _mm256_store_ps(t + 56, c31);
+      _mm256_store_ps(t + 64, c40), _mm256_store_ps(t + 72, c41), _mm256_store_ps(t + 80, c50), _mm256_store_ps(t + 88, c51);
+      for (size_t m = 0; m < channels; ++m)
+        for (size_t r = 0; r < pixels; ++r) o[(p0 + m) * N + s0 + r] = t[r * NR + m];
+    }
+  }
+}
