@@ -29,25 +29,33 @@ static inline void store_row(float *restrict c, __m256 lo, __m256 hi, int first)
   _mm256_storeu_ps(c + 8, hi);
 }
 
+/* The 6 x 16 tile's 12 accumulators, c<row><half>. */
+#define ACCUMULATORS_6x16                                     \
+  __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps(); \
+  __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps(); \
+  __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps(); \
+  __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps(); \
+  __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps(); \
+  __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps()
+
+/* One k of the tile: B's 16 values at b, row r's value of A at x<r>. */
+#define FMA_6x16(b, x0, x1, x2, x3, x4, x5)                                                          \
+  do {                                                                                               \
+    __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps((b) + 8), x;                                  \
+    x = _mm256_broadcast_ss(x0); c00 = _mm256_fmadd_ps(x, b0, c00); c01 = _mm256_fmadd_ps(x, b1, c01); \
+    x = _mm256_broadcast_ss(x1); c10 = _mm256_fmadd_ps(x, b0, c10); c11 = _mm256_fmadd_ps(x, b1, c11); \
+    x = _mm256_broadcast_ss(x2); c20 = _mm256_fmadd_ps(x, b0, c20); c21 = _mm256_fmadd_ps(x, b1, c21); \
+    x = _mm256_broadcast_ss(x3); c30 = _mm256_fmadd_ps(x, b0, c30); c31 = _mm256_fmadd_ps(x, b1, c31); \
+    x = _mm256_broadcast_ss(x4); c40 = _mm256_fmadd_ps(x, b0, c40); c41 = _mm256_fmadd_ps(x, b1, c41); \
+    x = _mm256_broadcast_ss(x5); c50 = _mm256_fmadd_ps(x, b0, c50); c51 = _mm256_fmadd_ps(x, b1, c51); \
+  } while (0)
+
 /* c[0:6, 0:16] (+)= a[r][0:kc] . bp[0:kc][0:16], row r of A at a[r]. */
 static inline void micro_6x16(size_t kc, const float *const a[MR], const float *restrict bp,
                               float *restrict c, size_t ldc, int first) {
   const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
-  __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
-  __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
-  __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
-  __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
-  __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
-  __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
-  for (size_t k = 0; k < kc; ++k) {
-    __m256 b0 = _mm256_load_ps(bp + k * NR), b1 = _mm256_load_ps(bp + k * NR + 8), x;
-    x = _mm256_broadcast_ss(a0 + k); c00 = _mm256_fmadd_ps(x, b0, c00); c01 = _mm256_fmadd_ps(x, b1, c01);
-    x = _mm256_broadcast_ss(a1 + k); c10 = _mm256_fmadd_ps(x, b0, c10); c11 = _mm256_fmadd_ps(x, b1, c11);
-    x = _mm256_broadcast_ss(a2 + k); c20 = _mm256_fmadd_ps(x, b0, c20); c21 = _mm256_fmadd_ps(x, b1, c21);
-    x = _mm256_broadcast_ss(a3 + k); c30 = _mm256_fmadd_ps(x, b0, c30); c31 = _mm256_fmadd_ps(x, b1, c31);
-    x = _mm256_broadcast_ss(a4 + k); c40 = _mm256_fmadd_ps(x, b0, c40); c41 = _mm256_fmadd_ps(x, b1, c41);
-    x = _mm256_broadcast_ss(a5 + k); c50 = _mm256_fmadd_ps(x, b0, c50); c51 = _mm256_fmadd_ps(x, b1, c51);
-  }
+  ACCUMULATORS_6x16;
+  for (size_t k = 0; k < kc; ++k) FMA_6x16(bp + k * NR, a0 + k, a1 + k, a2 + k, a3 + k, a4 + k, a5 + k);
   store_row(c, c00, c01, first);
   store_row(c + ldc, c10, c11, first);
   store_row(c + 2 * ldc, c20, c21, first);
@@ -167,28 +175,14 @@ void schedc_sconv_workgroup(BINDING(const float, image), BINDING(const float, pa
         px[r] = img + (n / OW) * SH * W + (n % OW) * SW;
       }
       const float *p0x = px[0], *p1x = px[1], *p2x = px[2], *p3x = px[3], *p4x = px[4], *p5x = px[5];
-      __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
-      __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
-      __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
-      __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
-      __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
-      __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+      ACCUMULATORS_6x16;
       const float *f = panel;
-#define STEP(at)                                                                                        \
-  do {                                                                                                  \
-    __m256 b0 = _mm256_load_ps(f), b1 = _mm256_load_ps(f + 8), x;                                       \
-    x = _mm256_broadcast_ss(p0x + (at)); c00 = _mm256_fmadd_ps(x, b0, c00); c01 = _mm256_fmadd_ps(x, b1, c01); \
-    x = _mm256_broadcast_ss(p1x + (at)); c10 = _mm256_fmadd_ps(x, b0, c10); c11 = _mm256_fmadd_ps(x, b1, c11); \
-    x = _mm256_broadcast_ss(p2x + (at)); c20 = _mm256_fmadd_ps(x, b0, c20); c21 = _mm256_fmadd_ps(x, b1, c21); \
-    x = _mm256_broadcast_ss(p3x + (at)); c30 = _mm256_fmadd_ps(x, b0, c30); c31 = _mm256_fmadd_ps(x, b1, c31); \
-    x = _mm256_broadcast_ss(p4x + (at)); c40 = _mm256_fmadd_ps(x, b0, c40); c41 = _mm256_fmadd_ps(x, b1, c41); \
-    x = _mm256_broadcast_ss(p5x + (at)); c50 = _mm256_fmadd_ps(x, b0, c50); c51 = _mm256_fmadd_ps(x, b1, c51); \
-    f += NR;                                                                                            \
-  } while (0)
       for (size_t c = 0; c < C; ++c)
         for (size_t i = 0; i < KH; ++i)
-          for (size_t j = 0; j < KW; ++j) STEP(c * plane + i * DH * W + j * DW);
-#undef STEP
+          for (size_t j = 0; j < KW; ++j, f += NR) {
+            size_t at = c * plane + i * DH * W + j * DW;
+            FMA_6x16(f, p0x + at, p1x + at, p2x + at, p3x + at, p4x + at, p5x + at);
+          }
       float t[MR * NR] __attribute__((aligned(32)));
       _mm256_store_ps(t, c00), _mm256_store_ps(t + 8, c01), _mm256_store_ps(t + 16, c10), _mm256_store_ps(t + 24, c11);
       _mm256_store_ps(t + 32, c20), _mm256_store_ps(t + 40, c21), _mm256_store_ps(t + 48, c30), _mm256_store_ps(t + 56, c31);
