@@ -16,10 +16,11 @@ SOURCES = {"schedc": ROOT / "python" / "schedc", "schedc.passes": ROOT / "passes
            "schedc.tools": ROOT / "tools"}
 
 # The layers, bottom to top: a module imports only modules of its own package and of lower
-# layers. The runtime stands beside the decisions: it needs only iree-base-runtime.
+# layers. The runtime stands beside the decisions: it needs only iree-base-runtime; so do
+# schedc's CPU kernels (C, built on first use), which the IR adapter links into executables.
 LAYERS = [
     ("schedc.errors", "schedc.outputs", "schedc.targets", "schedc.options", "schedc.version", "schedc.dialects"),
-    ("schedc.decisions", "schedc.runtime"),
+    ("schedc.decisions", "schedc.runtime", "schedc.kernels"),
     ("schedc.ir",),
     ("schedc.passes",),
     ("schedc.report",),
