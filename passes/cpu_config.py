@@ -64,11 +64,18 @@ def _database(options: Options, context) -> CpuDatabase | None:
     return CpuDatabase.load(path) if path else default_database(database_isa())
 
 
-def kernels_unavailable(isa: str) -> str | None:
-    """Why schedc's own kernels (the `gemm` layout) cannot run in plans for `isa`; None where
-    they can."""
+# Target CPUs (`--cpu`) with AVX2 and FMA, which schedc's kernels need: the host's (what
+# `host_isa` reads), and the x86-64 levels that include them.
+KERNEL_CPUS = ("", "host", "x86-64-v3", "x86-64-v4")
+
+
+def kernels_unavailable(isa: str, cpu: str = "") -> str | None:
+    """Why schedc's own kernels (the `gemm` layout) cannot run in plans for `isa` and target CPU
+    `cpu`; None where they can."""
     if not isa.startswith("x86_64"):
-        return f"schedc's matmul kernel is for x86-64 with AVX2, not {isa}"
+        return f"schedc's kernels are for x86-64 with AVX2, not {isa}"
+    if cpu not in KERNEL_CPUS:
+        return f"schedc's kernels need AVX2 and FMA, which target CPU '{cpu}' may lack (they run for {', '.join(c for c in KERNEL_CPUS if c)})"
     from schedc.kernels import available
 
     return available()
@@ -91,7 +98,7 @@ def cpu_config(module, pass_, options: Options, context) -> None:
     found = shaped_ops(module)
     database = _database(options, context)
     per_op = options.per_op_tiling and not options.mode
-    unavailable = kernels_unavailable(database_isa()) if found else None
+    unavailable = kernels_unavailable(database_isa(), context.arch) if found else None
     if options.layout in KERNEL_LAYOUTS and unavailable:
         raise CompileError(f"cpu-config{{layout={options.layout}}}: {unavailable}")
     plan = choose_plan([shape for _, shape in found], database, modes=(options.mode,) if options.mode else MODES,

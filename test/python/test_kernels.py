@@ -28,3 +28,11 @@ def test_a_compiler_that_fails_says_why(tmp_path, monkeypatch):
         object_path()
     assert "could not build" in available()
     assert not list((tmp_path / "cache" / "kernels").iterdir())
+
+
+def test_the_kernels_run_only_for_x86_64_targets_with_avx2():
+    from schedc.passes.cpu_config import kernels_unavailable
+
+    assert kernels_unavailable("x86_64-avx2", "host") is None and kernels_unavailable("x86_64-avx512", "x86-64-v3") is None
+    assert "not aarch64-neon" in kernels_unavailable("aarch64-neon", "host")
+    assert "target CPU 'x86-64-v2' may lack" in kernels_unavailable("x86_64-avx2", "x86-64-v2")
