@@ -175,46 +175,31 @@ def _rewrite_function(module: ir.Module, function: func.FuncOp, op_name: str, la
         passes = "inline,symbol-dce,func.func(canonicalize,cse)"
     else:
         if layout == "im2col" and biased:
-            _bias_after(module, function, op_name)
+            _bias_after(function, op_name)
         passes = f"inline,symbol-dce,func.func({LAYOUT_PASSES[layout]},canonicalize,cse)"
     passmanager.PassManager.parse(f"builtin.module({passes})").run(module.operation)
     return op_name not in [o.name for o in function.regions[0].blocks[0].operations]
 
 
-def _bias_after(module: ir.Module, function: func.FuncOp, op_name: str) -> None:
+def _bias_after(function: func.FuncOp, op_name: str) -> None:
     """`function`'s convolution accumulating into a zero fill, its initial value (a broadcast
-    bias) added after it (by a call the caller's passes inline). With the bias as the initial
-    value of an im2col matmul, data tiling packs the broadcast bias in an initializer, and IREE
-    took 3.7 s to compile one of them (ConvNeXt's 96x784; the whole model without it: 5 s)."""
+    bias) added after it (`_add`). With the bias as the initial value of an im2col matmul, data
+    tiling packs the broadcast bias in an initializer, and IREE took 3.7 s to compile one of
+    them (ConvNeXt's 96x784; the whole model without it: 5 s)."""
     conv = next((o for o in function.regions[0].blocks[0].operations if o.name == op_name), None)
     if conv is None:
         return
     kind = ir.RankedTensorType(conv.operands[-1].type)
     if not isinstance(kind.element_type, ir.FloatType):
         return
-    t = f"tensor<{'x'.join(map(str, kind.shape))}x{kind.element_type}>"
-    dims = ", ".join(f"d{i}" for i in range(kind.rank))
-    identity = f"affine_map<({dims}) -> ({dims})>"
-    helper = f"""
-func.func private @schedc_bias_after(%y: {t}, %b: {t}) -> {t} {{
-  %e = tensor.empty() : {t}
-  %r = linalg.generic {{indexing_maps = [{identity}, {identity}, {identity}], iterator_types = [{", ".join(['"parallel"'] * kind.rank)}]}}
-      ins(%y, %b : {t}, {t}) outs(%e : {t}) {{
-  ^bb0(%a: {kind.element_type}, %c: {kind.element_type}, %o: {kind.element_type}):
-    %s = arith.addf %a, %c : {kind.element_type}
-    linalg.yield %s : {kind.element_type}
-  }} -> {t}
-  return %r : {t}
-}}"""
-    append_functions(module, helper, conv.context)
     init = conv.operands[-1]
     with ir.InsertionPoint(conv), conv.location:
         zero = arith.ConstantOp(kind.element_type, 0.0).result
         filled = linalg.fill(zero, outs=[tensor.EmptyOp(kind.shape, kind.element_type).result])
         unbiased = conv.clone()
         unbiased.operands[len(conv.operands) - 1] = filled
-        call = func.CallOp([kind], ir.FlatSymbolRefAttr.get("schedc_bias_after"), [unbiased.results[0], init])
-    conv.results[0].replace_all_uses_with(call.results[0])
+        result = _add(unbiased.results[0], init)
+    conv.results[0].replace_all_uses_with(result)
     conv.erase()
 
 
@@ -336,16 +321,21 @@ func.func private @{name}(%a: {a}, %b: {b}) -> {c} {{
 }}"""
 
 
+def _matmul_dispatch(name: str, a: ir.RankedTensorType, b: ir.RankedTensorType, c: ir.RankedTensorType) -> str:
+    """A function `name` of (A, B) -> A B, a matmul or batch matmul, in schedc's matmul kernel."""
+    batch = a.shape[0] if a.rank == 3 else 1
+    (m, k), n = a.shape[-2:], b.shape[-1]
+    rows, columns = gemm_tiles(batch, m, n, k)
+    sizes = dict(zip(_MATMUL_SIZES, (batch, m, n, k, rows, columns)))
+    return _dispatch(name, "matmul", a, b, c, sizes, (-(-n // columns), -(-m // rows), batch))
+
+
 def _gemm_call(op: ir.Operation, name: str) -> str:
     """A function `name` computing the matmul, batch matmul or NCHW convolution `op` (its
     initial value aside) with schedc's kernel."""
     a, b, c = (ir.RankedTensorType(v.type) for v in op.operands)
     if op.name in MATMULS:
-        batch = a.shape[0] if a.rank == 3 else 1
-        (m, k), n = a.shape[-2:], b.shape[-1]
-        rows, columns = gemm_tiles(batch, m, n, k)
-        sizes = dict(zip(_MATMUL_SIZES, (batch, m, n, k, rows, columns)))
-        return _dispatch(name, "matmul", a, b, c, sizes, (-(-n // columns), -(-m // rows), batch))
+        return _matmul_dispatch(name, a, b, c)
     (batch, channels, h, w), (oc, _, kh, kw), (oh, ow) = a.shape, b.shape, c.shape[2:]
     (sh, sw), (dh, dw) = _pair(op, "strides"), _pair(op, "dilations")
     if (batch, kh, kw, sh, sw) == (1, 1, 1, 1, 1):
@@ -366,10 +356,7 @@ def _pointwise_call(image: ir.RankedTensorType, filter_: ir.RankedTensorType, ou
     oc = filter_.shape[0]
     t = image.element_type
     a, b, c = (ir.RankedTensorType.get(shape, t) for shape in ((oc, channels), (channels, h * w), (oc, h * w)))
-    rows, columns = gemm_tiles(1, oc, h * w, channels)
-    sizes = dict(zip(_MATMUL_SIZES, (1, oc, h * w, channels, rows, columns)))
-    inner = _dispatch(f"{name}_matmul", "matmul", a, b, c, sizes, (-(-(h * w) // columns), -(-oc // rows), 1))
-    return inner + f"""
+    return _matmul_dispatch(f"{name}_matmul", a, b, c) + f"""
 func.func private @{name}(%a: {image}, %b: {filter_}) -> {out} {{
   %x = tensor.collapse_shape %a [[0, 1], [2, 3]] : {image} into {b}
   %f = tensor.collapse_shape %b [[0], [1, 2, 3]] : {filter_} into {a}
