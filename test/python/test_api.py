@@ -96,6 +96,13 @@ def test_emit_hal_and_executables(tmp_path):
     assert sorted(p.name for p in (tmp_path / "ex").iterdir()) == sorted(files)
 
 
+@pytest.mark.parametrize("target", ["llvm-cpu", "cuda"])
+def test_emit_configurations_is_the_executables_with_their_codegen_configs(target):
+    configured = schedc.compile(TWO_KERNELS, target=target, emit="configurations")
+    assert configured.count("hal.executable.variant") == 2 and "translation_info" in configured
+    assert "hal.executable.binary" not in configured
+
+
 def test_report_and_summary_are_options_of_compile(tmp_path, capsys):
     schedc.compile(ADD, report=str(tmp_path / "r.json"), summary=True, verify_plan=True)
     assert '"memory-order": {' in (tmp_path / "r.json").read_text()

@@ -43,7 +43,7 @@ from schedc.compiler.timing import PhaseTimer, timing_report
 
 # What --emit writes: the IR at the end of one of IREE's phases (after schedc's passes of that
 # phase), the target's code for each executable (a folder), or the module.
-EMIT_POINTS = {Emit.FLOW: "flow", Emit.STREAM: "stream", Emit.HAL: "hal", Emit.EXECUTABLES: "hal", Emit.VMFB: "end"}
+EMIT_POINTS = {Emit.FLOW: "flow", Emit.STREAM: "stream", Emit.CONFIGURATIONS: "executable-configurations", Emit.HAL: "hal", Emit.EXECUTABLES: "hal", Emit.VMFB: "end"}
 
 
 @dataclass
