@@ -4,6 +4,7 @@ against torch in every layout and mode, and a `schedc tune --target=llvm-cpu` ro
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -231,8 +232,10 @@ def test_schedc_gemm_runs_convolutions_matmuls_and_batch_matmuls_and_matches_tor
     result = compile_with_options(mlir, CompileOptions(emit="flow", **options))
     assert [op["layout"] for op in result.records["cpu-config"]["module"]["ops"]] == ["gemm"] * 3
     text = result.output if isinstance(result.output, str) else result.output.decode()
-    # three dispatches of the one executable, whose object IREE links; the filter packed at compile time
-    assert text.count("flow.dispatch @schedc_gemm::@conv") == 1 and text.count("flow.dispatch @schedc_gemm::@matmul") == 2
+    # three dispatches of the one executable, whose object IREE links; the filter packed at compile
+    # time; the convolution's bias and ReLU and the linear layer's bias in the dispatches
+    assert text.count("flow.dispatch @schedc_gemm::@conv_bias") == 1 and text.count("flow.dispatch @schedc_gemm::@matmul_bias") == 1
+    assert text.count("flow.dispatch @schedc_gemm::@matmul[") == 1
     assert text.count("stream.executable private @schedc_gemm") == 1 and "gemm_x86_64_avx2-" in text and "hal.import.static" in text
     assert "linalg.transpose" not in text
     output = schedc.compile(mlir, **options)
@@ -261,3 +264,46 @@ def test_without_a_c_compiler_schedc_gemm_is_not_chosen_and_forcing_it_says_why(
     out = tmp_path / "cnn.vmfb"
     assert schedc_main([str(source), "-o", str(out), "--passes=cpu-config{layout=gemm}"]) != 0
     assert "cpu-config{layout=gemm}: no C compiler" in capsys.readouterr().err and not out.exists()
+
+
+class Epilogues(nn.Module):
+    """What follows a product in the models: a linear layer's bias then GELU (on a permuted 4-D
+    input: a batch matmul, reshaped before its bias), a bias then ReLU, a bias alone (before
+    GELU's tanh form, which the kernel does not run), a convolution's bias then ReLU, and a 1x1
+    convolution's (its bias along the matmul's rows)."""
+
+    def __init__(self):
+        super().__init__()
+        self.up, self.down, self.head = nn.Linear(12, 40), nn.Linear(40, 12), nn.Linear(12, 9)
+        self.conv, self.pointwise = nn.Conv2d(3, 12, 3, padding=1), nn.Conv2d(12, 20, 1)
+
+    def forward(self, image):
+        x = torch.relu(self.conv(image))  # 1 x 12 x 9 x 11
+        y = self.pointwise(x)
+        z = x.permute(0, 2, 3, 1)  # channels last, as ConvNeXt's blocks
+        z = torch.relu(self.down(nn.functional.gelu(self.up(z))))
+        return torch.relu(y), nn.functional.gelu(self.head(z), approximate="tanh")
+
+
+def test_schedc_gemm_runs_the_bias_and_activation_after_it_and_matches_torch(tmp_path):
+    torch.manual_seed(0)
+    model = Epilogues().eval()
+    args = (3 * torch.randn(1, 3, 9, 11),)
+    with torch.no_grad():
+        expected = [t.numpy() for t in model(*args)]
+    mlir = schedc.import_torch(model, *args)
+    options = dict(target="llvm-cpu", passes="cpu-config{layout=gemm mode=plain}")
+    text = compile_with_options(mlir, CompileOptions(emit="flow", **options)).output
+    text = text if isinstance(text, str) else text.decode()
+    dispatches = re.findall(r"flow\.dispatch @schedc_gemm::@(\w+)\[[^(]*\(([^)]*)\)", text)
+    # the last size operand is the activation (schedc.kernels.ACTIVATIONS): none 0, relu 1, gelu 2
+    activations = sorted((export, int(operands.split(", ")[-1].lstrip("%c").split("_")[0])) for export, operands in dispatches)
+    # conv + ReLU; head's bias alone; down + ReLU, pointwise + ReLU (its bias along rows); up + GELU
+    assert activations == [("conv_bias", 1), ("matmul_bias", 0), ("matmul_bias", 1), ("matmul_bias", 1), ("matmul_bias", 2)]
+    assert re.search(r"@matmul_bias\[[^(]*\([^)]*%c20, %c1, %c1\)", text)  # pointwise: bias of 20 along the rows, ReLU
+    assert "math.erf" not in text and "math.tanh" in text  # GELU's tanh form left to IREE
+    path = tmp_path / "m.vmfb"
+    path.write_bytes(schedc.compile(mlir, **options))
+    outputs = schedc.load(str(path)).forward(*[a.numpy() for a in args])
+    assert relative_error(outputs[0], expected[0]) <= 1e-5
+    assert relative_error(outputs[1], expected[1]) <= 1e-3  # IREE's own tanh: 1e-4 off torch's, with or without the kernel

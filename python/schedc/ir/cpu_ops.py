@@ -15,11 +15,14 @@ matmul (`_bias_after`). The `nhwc` layout of a depthwise convolution is
 schedc's own rewrite (`_depthwise_to_nhwc`), applied the same way. The `gemm` layout hands a
 matmul or an NCHW convolution to schedc's own kernel (schedc.kernels): a `flow.dispatch` of a
 `stream.executable` whose object IREE's embedded linker links in (`_to_gemm`; IREE's
-custom-dispatch path, its samples/custom_dispatch/cpu/embedded).
+custom-dispatch path, its samples/custom_dispatch/cpu/embedded), which also runs the bias and
+activation after the op where it knows them (`fusable_epilogue`).
 (Channels-last is a mode, not a layout: see schedc.decisions.cpu_config.)
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import numpy as np
 from iree.compiler import ir, passmanager
@@ -161,6 +164,30 @@ def _outline(op: ir.Operation, into: ir.Module, name: str, standalone: bool = Fa
     return function
 
 
+def _outline_group(ops: list[ir.Operation], into: ir.Module, name: str) -> tuple[func.FuncOp, list[ir.Value]]:
+    """Copies of `ops` (in order, each using only earlier ones' results and values from outside)
+    as the body of a new function `name` in `into`, which returns the last one's results; and
+    the outside values, its arguments."""
+    outside: list[ir.Value] = []
+    for op in ops:
+        for operand in op.operands:
+            made_inside = isinstance(operand, ir.OpResult) and any(operand.owner == o for o in ops)
+            if not made_inside and operand not in outside:
+                outside.append(operand)
+    with ir.InsertionPoint(into.body):
+        function = func.FuncOp(name, ([v.type for v in outside], [r.type for r in ops[-1].results]))
+        block = function.add_entry_block()
+        mapped = list(zip(outside, block.arguments))
+        with ir.InsertionPoint(block):
+            for op in ops:
+                copy = op.clone()
+                for i, operand in enumerate(op.operands):
+                    copy.operands[i] = next(new for old, new in mapped if old == operand)
+                mapped += list(zip(op.results, copy.results))
+            func.ReturnOp(list(copy.results))
+    return function, outside
+
+
 def _rewrite_function(module: ir.Module, function: func.FuncOp, op_name: str, layout: str, biased: bool = False) -> bool:
     """Runs IREE's pass for `layout` over `module` (for `nhwc`, schedc's own rewrite);
     whether it rewrote `function`'s op (named `op_name`: IREE's passes leave the ops they do
@@ -249,118 +276,152 @@ func.func private @schedc_depthwise_nhwc(%x: tensor<{n}x{c}x{h}x{w}x{t}>, %k: te
 # (IREE attaches a target's objects to every variant that target is generic of).
 GEMM_EXECUTABLE = "schedc_gemm"
 _X86_64 = '#hal.executable.target<"llvm-cpu", "embedded-elf-x86_64", {target_triple = "x86_64-unknown-unknown-eabi-elf"}>'
-# Each export's size operands, after its three bindings (the C entry points' order).
+# Each export's size operands, after its bindings (the C entry points' order).
 _MATMUL_SIZES = ("batch", "m", "n", "k", "rows", "columns")
 _CONV_SIZES = ("batch", "channels", "h", "w", "oc", "kh", "kw", "sh", "sw", "dh", "dw", "oh", "ow", "rows", "columns")
+# matmul_bias's sizes after the matmul's: the bias's length (its binding's, not the kernel's),
+# whether it runs along the rows (1) or the columns (0), and the activation.
+_MATMUL_EPILOGUE = ("length", "bias_rows", "act")
 # The convolution's filter comes packed in panels of this many output channels (the kernel's
 # vector of accumulators): [panel][channel x window][16], zero past the last output channel.
 CONV_PANEL = 16
 
 
-def _export(name: str, symbol: str, sizes: tuple[str, ...], extents: tuple[str, str, str], arguments: tuple[str, ...]) -> tuple[str, str]:
+def _export(name: str, symbol: str, sizes: tuple[str, ...], bindings: tuple[str, ...], arguments: tuple[str, ...]) -> tuple[str, str]:
     """One export of the kernel's executable and its function: the workload is the workgroup
-    grid (column tiles, row tiles, batch); each workgroup calls `symbol` with its bindings as
-    1-D memrefs whose sizes are the products `extents` names, then `arguments`, then its tile
-    and batch."""
+    grid (column tiles, row tiles, batch); each workgroup calls `symbol` with its bindings (the
+    result last) as 1-D memrefs whose sizes are the products `bindings` names, then
+    `arguments`, then its tile and batch."""
     index = ", ".join(["index"] * (len(arguments) + 3))
+    memrefs = ", ".join(["memref<?xf32>"] * len(bindings))
     lines = []
-    for binding, extent in zip("abc", extents):
+    for number, extent in enumerate(bindings):
         factors = extent.split("*")
-        lines.append(f"      %s{binding}0 = arith.constant 1 : index")
+        lines.append(f"      %s{number}_0 = arith.constant 1 : index")
         for i, factor in enumerate(factors):
-            lines.append(f"      %s{binding}{i + 1} = arith.muli %s{binding}{i}, %{factor} : index")
-        lines.append(f"      %{binding} = stream.binding.subspan %b{binding}[%c0] : !stream.binding -> memref<?xf32>{{%s{binding}{len(factors)}}}")
+            lines.append(f"      %s{number}_{i + 1} = arith.muli %s{number}_{i}, %{factor} : index")
+        lines.append(f"      %m{number} = stream.binding.subspan %b{number}[%c0] : !stream.binding -> memref<?xf32>{{%s{number}_{len(factors)}}}")
     body = "\n".join(lines)
     export = f"""
   stream.executable.export public @{name} workgroups(%x: index, %y: index, %z: index) -> (index, index, index) {{
     stream.return %x, %y, %z : index, index, index
   }}"""
     return export, f"""
-    func.func private @{symbol}(memref<?xf32>, memref<?xf32>, memref<?xf32>, {index}) attributes {{hal.import.static}}
-    func.func @{name}(%ba: !stream.binding, %bb: !stream.binding, %bc: !stream.binding, {", ".join(f"%{s}: index" for s in sizes)}) {{
+    func.func private @{symbol}({memrefs}, {index}) attributes {{hal.import.static}}
+    func.func @{name}({", ".join(f"%b{n}: !stream.binding" for n in range(len(bindings)))}, {", ".join(f"%{s}: index" for s in sizes)}) {{
       %c0 = arith.constant 0 : index
 {body}
       %tn = stream.dispatch.workgroup.id[0] : index
       %tm = stream.dispatch.workgroup.id[1] : index
       %tb = stream.dispatch.workgroup.id[2] : index
-      func.call @{symbol}(%a, %b, %c, {", ".join(f"%{s}" for s in arguments)}, %tm, %tn, %tb) : (memref<?xf32>, memref<?xf32>, memref<?xf32>, {index}) -> ()
+      func.call @{symbol}({", ".join(f"%m{n}" for n in range(len(bindings)))}, {", ".join(f"%{s}" for s in arguments)}, %tm, %tn, %tb) : ({memrefs}, {index}) -> ()
       return
     }}"""
 
 
 def _gemm_executable(path: str) -> str:
-    """The stream executable of schedc's kernel: `matmul` (A, B) and `conv` (image, filter)."""
-    from schedc.kernels import CONV_SYMBOL, MATMUL_SYMBOL
+    """The stream executable of schedc's kernel: `matmul` (A, B) and `conv` (image, filter), and
+    `matmul_bias` and `conv_bias` with a bias vector and an activation after them."""
+    from schedc.kernels import CONV_BIAS_SYMBOL, CONV_SYMBOL, MATMUL_BIAS_SYMBOL, MATMUL_SYMBOL
 
-    matmul = _export("matmul", MATMUL_SYMBOL, _MATMUL_SIZES, ("batch*m*k", "batch*k*n", "batch*m*n"), _MATMUL_SIZES[1:])
-    conv = _export("conv", CONV_SYMBOL, _CONV_SIZES + ("padded",), ("batch*channels*h*w", "padded*channels*kh*kw", "batch*oc*oh*ow"),
-                   _CONV_SIZES[1:])
+    a, b, c = "batch*m*k", "batch*k*n", "batch*m*n"
+    image, packed, out = "batch*channels*h*w", "padded*channels*kh*kw", "batch*oc*oh*ow"
+    conv_sizes = _CONV_SIZES + ("padded",)
+    exports = [
+        _export("matmul", MATMUL_SYMBOL, _MATMUL_SIZES, (a, b, c), _MATMUL_SIZES[1:]),
+        _export("conv", CONV_SYMBOL, conv_sizes, (image, packed, out), _CONV_SIZES[1:]),
+        _export("matmul_bias", MATMUL_BIAS_SYMBOL, _MATMUL_SIZES + _MATMUL_EPILOGUE, (a, b, "length", c), _MATMUL_SIZES[1:] + _MATMUL_EPILOGUE[1:]),
+        _export("conv_bias", CONV_BIAS_SYMBOL, conv_sizes + ("act",), (image, packed, "oc", out), _CONV_SIZES[1:] + ("act",)),
+    ]
     objects = f"#hal.executable.objects<{{{_X86_64} = [#hal.executable.object<{{path = \"{path}\"}}>]}}>"
     return f"""
-stream.executable private @{GEMM_EXECUTABLE} attributes {{hal.executable.objects = {objects}}} {{{matmul[0]}{conv[0]}
-  builtin.module {{{matmul[1]}{conv[1]}
+stream.executable private @{GEMM_EXECUTABLE} attributes {{hal.executable.objects = {objects}}} {{{"".join(e[0] for e in exports)}
+  builtin.module {{{"".join(e[1] for e in exports)}
   }}
 }}"""
 
 
 def _dispatch(name: str, export: str, a: ir.RankedTensorType, b: ir.RankedTensorType, c: ir.RankedTensorType,
-              sizes: dict, grid: tuple[int, int, int], prologue: str = "", operand: tuple[str, str] | None = None) -> str:
-    """A function `name` of (a, b) -> c dispatching the kernel's `export` over `grid`, after
-    `prologue`, with `operand` (its name and type) for b where the prologue made one."""
+              sizes: dict, grid: tuple[int, int, int], prologue: str = "", operand: tuple[str, str] | None = None,
+              bias: ir.RankedTensorType | None = None) -> str:
+    """A function `name` of (a, b[, bias]) -> c dispatching the kernel's `export` over `grid`,
+    after `prologue`, with `operand` (its name and type) for b where the prologue made one."""
     constants = [prologue] if prologue else []
     constants += [f"  %{key} = arith.constant {value} : index" for key, value in sizes.items()]
     constants += [f"  %g{i} = arith.constant {value} : index" for i, value in enumerate(grid)]
     operands = ", ".join(f"%{key}" for key in sizes)
     second, second_type = operand or ("%b", str(b))
+    tensors, types = [("%a", str(a)), (second, second_type)], [f"%a: {a}", f"%b: {b}"]
+    if bias is not None:
+        tensors.append(("%bias", str(bias)))
+        types.append(f"%bias: {bias}")
     newline = "\n"
     return f"""
-func.func private @{name}(%a: {a}, %b: {b}) -> {c} {{
+func.func private @{name}({", ".join(types)}) -> {c} {{
 {newline.join(constants)}
-  %r = flow.dispatch @{GEMM_EXECUTABLE}::@{export}[%g0, %g1, %g2](%a, {second}, {operands}) : ({a}, {second_type}, {", ".join(["index"] * len(sizes))}) -> {c}
+  %r = flow.dispatch @{GEMM_EXECUTABLE}::@{export}[%g0, %g1, %g2]({", ".join(t for t, _ in tensors)}, {operands}) : ({", ".join(t for _, t in tensors)}, {", ".join(["index"] * len(sizes))}) -> {c}
   return %r : {c}
 }}"""
 
 
-def _matmul_dispatch(name: str, a: ir.RankedTensorType, b: ir.RankedTensorType, c: ir.RankedTensorType) -> str:
-    """A function `name` of (A, B) -> A B, a matmul or batch matmul, in schedc's matmul kernel."""
+def _matmul_dispatch(name: str, a: ir.RankedTensorType, b: ir.RankedTensorType, c: ir.RankedTensorType,
+                     epilogue: "Epilogue | None" = None) -> str:
+    """A function `name` of (A, B[, bias]) -> A B, a matmul or batch matmul, in schedc's matmul
+    kernel, with `epilogue` after it."""
+    from schedc.kernels import ACTIVATIONS
+
     batch = a.shape[0] if a.rank == 3 else 1
     (m, k), n = a.shape[-2:], b.shape[-1]
     rows, columns = gemm_tiles(batch, m, n, k)
     sizes = dict(zip(_MATMUL_SIZES, (batch, m, n, k, rows, columns)))
-    return _dispatch(name, "matmul", a, b, c, sizes, (-(-n // columns), -(-m // rows), batch))
+    grid = (-(-n // columns), -(-m // rows), batch)
+    if epilogue is None:
+        return _dispatch(name, "matmul", a, b, c, sizes, grid)
+    sizes |= dict(zip(_MATMUL_EPILOGUE, (m if epilogue.along_rows else n, int(epilogue.along_rows), ACTIVATIONS[epilogue.activation])))
+    return _dispatch(name, "matmul_bias", a, b, c, sizes, grid, bias=epilogue.bias_type)
 
 
-def _gemm_call(op: ir.Operation, name: str) -> str:
+def _gemm_call(op: ir.Operation, name: str, epilogue: "Epilogue | None" = None) -> str:
     """A function `name` computing the matmul, batch matmul or NCHW convolution `op` (its
-    initial value aside) with schedc's kernel."""
+    initial value aside) with schedc's kernel, and `epilogue` after it."""
+    from schedc.kernels import ACTIVATIONS
+
     a, b, c = (ir.RankedTensorType(v.type) for v in op.operands)
     if op.name in MATMULS:
-        return _matmul_dispatch(name, a, b, c)
+        return _matmul_dispatch(name, a, b, c, epilogue)
     (batch, channels, h, w), (oc, _, kh, kw), (oh, ow) = a.shape, b.shape, c.shape[2:]
     (sh, sw), (dh, dw) = _pair(op, "strides"), _pair(op, "dilations")
     if (batch, kh, kw, sh, sw) == (1, 1, 1, 1, 1):
-        return _pointwise_call(a, b, c, name)
+        return _pointwise_call(a, b, c, name, epilogue)
     rows, columns = conv_tiles(batch, oc, oh * ow)
     padded = -(-oc // CONV_PANEL) * CONV_PANEL
     sizes = dict(zip(_CONV_SIZES + ("padded",), (batch, channels, h, w, oc, kh, kw, sh, sw, dh, dw, oh, ow, rows, columns, padded)))
     prologue, packed = _packed_filter(b)
-    return _dispatch(name, "conv", a, b, c, sizes, (-(-(oh * ow) // columns), -(-oc // rows), batch), prologue, ("%packed", packed))
+    grid = (-(-(oh * ow) // columns), -(-oc // rows), batch)
+    if epilogue is None:
+        return _dispatch(name, "conv", a, b, c, sizes, grid, prologue, ("%packed", packed))
+    sizes["act"] = ACTIVATIONS[epilogue.activation]
+    return _dispatch(name, "conv_bias", a, b, c, sizes, grid, prologue, ("%packed", packed), epilogue.bias_type)
 
 
-def _pointwise_call(image: ir.RankedTensorType, filter_: ir.RankedTensorType, out: ir.RankedTensorType, name: str) -> str:
+def _pointwise_call(image: ir.RankedTensorType, filter_: ir.RankedTensorType, out: ir.RankedTensorType, name: str,
+                    epilogue: "Epilogue | None" = None) -> str:
     """A 1x1 convolution at stride 1 of one image, as the matmul it is: filter (out x in
     channels) times image (in channels x pixels), in schedc's matmul kernel: the AVX2 sweep's
     nine 1x1 convolutions ran 1.4-2.3x faster there than in the convolution kernel (two sweeps
-    of the database, bench/README.md CPU)."""
+    of the database, bench/README.md CPU). A bias runs along the matmul's rows."""
     _, channels, h, w = image.shape
     oc = filter_.shape[0]
     t = image.element_type
     a, b, c = (ir.RankedTensorType.get(shape, t) for shape in ((oc, channels), (channels, h * w), (oc, h * w)))
-    return _matmul_dispatch(f"{name}_matmul", a, b, c) + f"""
-func.func private @{name}(%a: {image}, %b: {filter_}) -> {out} {{
+    rows = epilogue and Epilogue(epilogue.bias_type, True, epilogue.activation)
+    bias = f", %bias: {epilogue.bias_type}" if epilogue else ""
+    passed, passed_type = (", %bias", f", {epilogue.bias_type}") if epilogue else ("", "")
+    return _matmul_dispatch(f"{name}_matmul", a, b, c, rows) + f"""
+func.func private @{name}(%a: {image}, %b: {filter_}{bias}) -> {out} {{
   %x = tensor.collapse_shape %a [[0, 1], [2, 3]] : {image} into {b}
   %f = tensor.collapse_shape %b [[0], [1, 2, 3]] : {filter_} into {a}
-  %y = func.call @{name}_matmul(%f, %x) : ({a}, {b}) -> {c}
+  %y = func.call @{name}_matmul(%f, %x{passed}) : ({a}, {b}{passed_type}) -> {c}
   %r = tensor.expand_shape %y [[0, 1], [2, 3]] output_shape [1, {oc}, {h}, {w}] : {c} into {out}
   return %r : {out}
 }}"""
@@ -393,8 +454,10 @@ def _packed_filter(filter_: ir.RankedTensorType) -> tuple[str, str]:
 def _to_gemm(module: ir.Module, function: func.FuncOp, zero_start: bool) -> bool:
     """Replaces `function`'s f32 matmuls, batch matmuls (static, untransposed) and NCHW
     convolutions by dispatches of schedc's kernel, which starts from zero: unless `zero_start`
-    (their initial values are zero), each one's initial value is added after it. The kernel's
-    executable joins `module`. Whether any was replaced."""
+    (their initial values are zero), each one's initial value is added after it. Where a
+    zero-started op's result goes only to a bias add (and that only to an activation the kernel
+    knows), the dispatch runs them too (`epilogue`). The kernel's executable joins `module`.
+    Whether any was replaced."""
     from schedc.kernels import object_path
 
     found = [o for o in function.regions[0].blocks[0].operations
@@ -402,17 +465,137 @@ def _to_gemm(module: ir.Module, function: func.FuncOp, zero_start: bool) -> bool
              and all(_shape(v) is not None and str(v.type.element_type) == "f32" for v in o.operands)]
     if not found:
         return False
+    epilogues = [fusable_epilogue(op, zero_start or _zero_fill(op.operands[2])) for op in found]
     helpers = [_gemm_executable(str(object_path()))]
-    helpers += [_gemm_call(op, f"schedc_gemm_{number}") for number, op in enumerate(found)]
+    helpers += [_gemm_call(op, f"schedc_gemm_{number}", fused and fused[0]) for number, (op, fused) in enumerate(zip(found, epilogues))]
     append_functions(module, "\n".join(helpers), function.context)
-    for number, op in enumerate(found):
+    for number, (op, fused) in enumerate(zip(found, epilogues)):
         init = op.operands[2]
-        with ir.InsertionPoint(op), op.location:
-            call = func.CallOp([init.type], ir.FlatSymbolRefAttr.get(f"schedc_gemm_{number}"), list(op.operands)[:2])
-            result = call.results[0] if zero_start or _zero_fill(init) else _add(call.results[0], init)
-        op.results[0].replace_all_uses_with(result)
-        op.erase()
+        start = zero_start or _zero_fill(init) or fused is not None  # an epilogue's bias is the initial value, or follows a zero one
+        group = fused[1] if fused else [op]
+        last = group[-1]  # the dispatch goes where the bias is defined: at the last op it replaces
+        operands = list(op.operands)[:2] + ([fused[0].bias] if fused else [])
+        with ir.InsertionPoint(last), last.location:
+            call = func.CallOp([init.type], ir.FlatSymbolRefAttr.get(f"schedc_gemm_{number}"), operands)
+            result = call.results[0] if start else _add(call.results[0], init)
+            for reshape in group[group.index(op) + 1:]:  # the reshapes among the replaced ops, again after the call
+                if reshape.name in ("tensor.expand_shape", "tensor.collapse_shape"):
+                    copy = reshape.clone()
+                    copy.operands[0] = result
+                    result = copy.results[0]
+        last.results[0].replace_all_uses_with(result)
+        for replaced in reversed(group):
+            replaced.erase()
     return True
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """What a kernel dispatch runs after its product: a bias vector added (along the output's
+    rows or its columns), then an activation (schedc.kernels.ACTIVATIONS)."""
+
+    bias_type: ir.RankedTensorType
+    along_rows: bool
+    activation: str
+    bias: ir.Value | None = field(default=None, compare=False)
+
+
+# The activations the kernel runs, as the bodies of torch-mlir's elementwise linalg.generic
+# ops (`_body`'s form: each op with its operands as block arguments `aN`, earlier results `vN` or
+# constants, and its attributes). The kernel repeats each one's arithmetic op for op.
+ACTIVATION_BODIES = {
+    "relu": ("arith.cmpf(a0, 0.000000e+00 : f32){predicate = 9 : i64}", "arith.select(v0, a0, 0.000000e+00 : f32)", "linalg.yield(v1)"),
+    "gelu": ("arith.divf(a0, 1.41421354 : f32)", "math.erf(v0)", "arith.addf(v1, 1.000000e+00 : f32)",
+             "arith.mulf(v2, 5.000000e-01 : f32)", "arith.mulf(a0, v3)", "linalg.yield(v4)"),
+}
+
+
+def _body(op: ir.Operation) -> tuple[str, ...] | None:
+    """A linalg.generic's body in ACTIVATION_BODIES' form, or None where it reads a value that is
+    not a block argument, an earlier result or a scalar constant."""
+    block = op.regions[0].blocks[0]
+    names = {a: f"a{i}" for i, a in enumerate(block.arguments)}
+    lines = []
+    for number, inner in enumerate(block.operations):
+        operands = []
+        for value in inner.operands:
+            if value in names:
+                operands.append(names[value])
+                continue
+            owner = value.owner if isinstance(value, ir.OpResult) else None
+            if owner is None or owner.name != "arith.constant" or str(value.type) != "f32":
+                return None
+            operands.append(str(owner.attributes["value"]))
+        attributes = "".join(sorted(f"{{{name} = {inner.attributes[name]}}}" for name in inner.attributes
+                                    if str(inner.attributes[name]) != "#arith.fastmath<none>"))
+        lines.append(f"{inner.name}({', '.join(operands)}){attributes}")
+        for result in inner.results:
+            names[result] = f"v{number}"
+    return tuple(lines)
+
+
+def _only_user(value: ir.Value) -> ir.Operation | None:
+    users = [use.owner for use in value.uses]
+    return users[0] if len(users) == 1 else None
+
+
+def _keeps_last_dimension(op: ir.Operation) -> bool:
+    """A reshape whose last dimension stays one dimension of its own (a bias along it still is)."""
+    return op.name in ("tensor.expand_shape", "tensor.collapse_shape") and len(list(op.attributes["reassociation"])[-1]) == 1
+
+
+def fusable_epilogue(op: ir.Operation, zero_init: bool) -> tuple[Epilogue, list[ir.Operation]] | None:
+    """The bias add (and the activation) that `op`'s kernel dispatch can run after it, and the
+    ops that dispatch would replace, in order (op among them), or None. The bias is a vector
+    along the output channels (a convolution's dimension 1, a matmul's last): either `op`'s
+    initial value is its broadcast (torch-mlir's convolutions), or, where the initial value is
+    zero (`zero_init`), a linalg.generic adds it to `op`'s result (its linear layers). The
+    activation (ACTIVATION_BODIES) may follow through reshapes, and so may a matmul's bias where
+    they keep its last dimension. Each op's result must go to the next alone."""
+    rank = ir.RankedTensorType(op.results[0].type).rank
+    channel = 1 if op.name == "linalg.conv_2d_nchw_fchw" else rank - 1
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    identity, vector = f"affine_map<({dims}) -> ({dims})>", f"affine_map<({dims}) -> (d{channel})>"
+    init = op.operands[2]
+    broadcast = init.owner if isinstance(init, ir.OpResult) else None
+    if broadcast is not None and broadcast.name == "linalg.broadcast" and _only_user(init) == op \
+            and list(broadcast.attributes["dimensions"]) == [d for d in range(rank) if d != channel]:
+        bias, replaced, value = broadcast.operands[0], [broadcast, op], op.results[0]
+    elif zero_init:
+        value, replaced = op.results[0], [op]
+        add = _only_user(value)
+        while channel == rank - 1 and add is not None and _keeps_last_dimension(add):  # a matmul's result reshaped
+            replaced.append(add)
+            value, add = add.results[0], _only_user(add.results[0])
+        if add is None or add.name != "linalg.generic" or len(add.operands) != 3:
+            return None
+        shaped = ", ".join(f"d{i}" for i in range(ir.RankedTensorType(value.type).rank))
+        identity = f"affine_map<({shaped}) -> ({shaped})>"
+        vector = f"affine_map<({shaped}) -> (d{ir.RankedTensorType(value.type).rank - 1 if channel == rank - 1 else channel})>"
+        maps = [str(m) for m in add.attributes["indexing_maps"]]
+        ours = 0 if add.operands[0] == value else 1
+        if add.operands[ours] != value or maps[ours] != identity or maps[1 - ours] != vector or maps[2] != identity:
+            return None
+        if _body(add) != (f"arith.addf(a{ours}, a{1 - ours})", "linalg.yield(v0)"):
+            return None
+        bias, value = add.operands[1 - ours], add.results[0]
+        replaced.append(add)
+    else:
+        return None
+    if _shape(bias) is None or str(ir.RankedTensorType(bias.type).element_type) != "f32":
+        return None
+    activation, reshapes = "none", []
+    user = _only_user(value)
+    while user is not None and user.name in ("tensor.expand_shape", "tensor.collapse_shape"):  # an activation commutes with them
+        reshapes.append(user)
+        value, user = user.results[0], _only_user(user.results[0])
+    if user is not None and user.name == "linalg.generic" and len(user.operands) == 2 and user.operands[0] == value:
+        shaped = ", ".join(f"d{i}" for i in range(ir.RankedTensorType(value.type).rank))
+        named = next((name for name, known in ACTIVATION_BODIES.items() if _body(user) == known), None)
+        if named is not None and all(str(m) == f"affine_map<({shaped}) -> ({shaped})>" for m in user.attributes["indexing_maps"]):
+            replaced += reshapes + [user]
+            activation = named
+    return Epilogue(ir.RankedTensorType(bias.type), op.name == "linalg.conv_2d_nchw_fchw", activation, bias), replaced
 
 
 # The maps of an untransposed matmul and batch matmul (row-major A of m x k, B of k x n).
@@ -482,13 +665,17 @@ def rewrite_op(op: ir.Operation, layout: str, data_tiling: bool = False) -> bool
                 op.attributes[DATA_TILING_HINT] = ir.UnitAttr.get()
             return data_tiling
         outlined = ir.Module.create()
-        function = _outline(op, outlined, "outlined")
+        fused = fusable_epilogue(op, _zero_fill(op.operands[-1])) if layout == "gemm" else None
+        group = fused[1] if fused else [op]
+        function, arguments = _outline_group(group, outlined, "outlined")
         if not _rewrite_function(outlined, function, op.name, layout, biased=not _zero_fill(op.operands[-1])):
             return False
         if data_tiling:
             _mark_contractions(function)
         carry_kernels(outlined, _top_module(op))
-        inline_in_place(op, function)
+        inline_in_place(group[-1], function, arguments)  # where the bias is defined: at the group's last op
+        for replaced in reversed(group[:-1]):
+            replaced.erase()
     return True
 
 

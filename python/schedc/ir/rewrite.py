@@ -13,13 +13,13 @@ def append_functions(module: ir.Module, text: str, context: ir.Context) -> None:
         module.body.append(op)
 
 
-def inline_in_place(op: ir.Operation, function) -> None:
-    """Replaces `op` by a copy of `function`'s body, whose arguments are `op`'s operands and
-    whose returned values replace `op`'s results (the values its ops' regions capture too);
-    `op` is erased."""
+def inline_in_place(op: ir.Operation, function, arguments: list[ir.Value] | None = None) -> None:
+    """Replaces `op` by a copy of `function`'s body, whose arguments are `arguments` (default:
+    `op`'s operands) and whose returned values replace `op`'s results (the values its ops'
+    regions capture too); `op` is erased."""
     block = function.regions[0].blocks[0]
     body = list(block.operations)
-    mapped: list[tuple[ir.Value, ir.Value]] = list(zip(block.arguments, op.operands))
+    mapped: list[tuple[ir.Value, ir.Value]] = list(zip(block.arguments, op.operands if arguments is None else arguments))
 
     def lookup(value: ir.Value) -> ir.Value:
         for old, new in mapped:

@@ -3,7 +3,8 @@
 IREE 3.13's llvm-cpu matmuls run at a third to a half of torch's speed on an AVX2 host, its
 NCHW convolutions slower still (bench/README.md, "CPU"). `gemm_x86_64_avx2.c` holds a plain
 6 x 16 register-tile matmul in AVX2/FMA intrinsics, and a direct NCHW convolution vectorised
-along its output channels (its filter packed at compile time); a dispatch calls them through
+along its output channels (its filter packed at compile time), each also with an epilogue (a
+bias along the output channels, then ReLU or GELU); a dispatch calls them through
 IREE's custom-dispatch path (an executable whose objects IREE's embedded linker links:
 schedc.ir.cpu_ops). They run at 0.7-1.1x torch's time.
 
@@ -28,6 +29,10 @@ GEMM = "gemm_x86_64_avx2"
 # The symbols a dispatch calls (the C file's entry points).
 MATMUL_SYMBOL = "schedc_sgemm_workgroup"
 CONV_SYMBOL = "schedc_sconv_workgroup"
+# The same with an epilogue: a bias vector added, then an activation (ACTIVATIONS' codes).
+MATMUL_BIAS_SYMBOL = "schedc_sgemm_bias_workgroup"
+CONV_BIAS_SYMBOL = "schedc_sconv_bias_workgroup"
+ACTIVATIONS = {"none": 0, "relu": 1, "gelu": 2}
 # Freestanding code for IREE's embedded ELF loader: no libc, position-independent, hidden.
 FLAGS = ("-O3", "-mavx2", "-mfma", "-std=c17", "-ffreestanding", "-fPIC", "-fno-stack-protector", "-fvisibility=hidden",
          "-fno-plt", "-fno-asynchronous-unwind-tables", "-fno-exceptions")

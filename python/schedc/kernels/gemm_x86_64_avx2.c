@@ -29,6 +29,59 @@ static inline void store_row(float *restrict c, __m256 lo, __m256 hi, int first)
   _mm256_storeu_ps(c + 8, hi);
 }
 
+/* Epilogues: what follows the product in the model, applied to a finished tile so that IREE
+ * need not run it as a dispatch of its own. The bias is added first (per column of a matmul,
+ * per output channel of a convolution), then the activation. Each activation repeats the
+ * arithmetic of the linalg body it replaces (schedc.ir.cpu_ops.EPILOGUES), op for op, with erf
+ * as the rational approximation Eigen and XLA use for f32 (within 2e-7 of it on [-4, 4], and
+ * +-1 outside, where f32's erf is +-1). */
+enum { ACT_NONE = 0, ACT_RELU = 1, ACT_GELU_ERF = 2 };
+
+static inline __m256 erf_ps(__m256 x) {
+  x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(4.0f)), _mm256_set1_ps(-4.0f));
+  __m256 x2 = _mm256_mul_ps(x, x);
+  __m256 p = _mm256_fmadd_ps(x2, _mm256_set1_ps(-2.72614225801306e-10f), _mm256_set1_ps(2.77068142495902e-08f));
+  p = _mm256_fmadd_ps(x2, p, _mm256_set1_ps(-2.10102402082508e-06f));
+  p = _mm256_fmadd_ps(x2, p, _mm256_set1_ps(-5.69250639462346e-05f));
+  p = _mm256_fmadd_ps(x2, p, _mm256_set1_ps(-7.34990630326855e-04f));
+  p = _mm256_fmadd_ps(x2, p, _mm256_set1_ps(-2.95459980854025e-03f));
+  p = _mm256_fmadd_ps(x2, p, _mm256_set1_ps(-1.60960333262415e-02f));
+  p = _mm256_mul_ps(x, p);
+  __m256 q = _mm256_fmadd_ps(x2, _mm256_set1_ps(-1.45660718464996e-05f), _mm256_set1_ps(-2.13374055278905e-04f));
+  q = _mm256_fmadd_ps(x2, q, _mm256_set1_ps(-1.68282697438203e-03f));
+  q = _mm256_fmadd_ps(x2, q, _mm256_set1_ps(-7.37332916720468e-03f));
+  q = _mm256_fmadd_ps(x2, q, _mm256_set1_ps(-1.42647390514189e-02f));
+  return _mm256_div_ps(p, q);
+}
+
+static inline __m256 activate(__m256 x, int act) {
+  if (act == ACT_RELU) /* x > 0 ? x : 0, NaN kept: max returns its second operand on NaN */
+    return _mm256_max_ps(_mm256_setzero_ps(), x);
+  if (act == ACT_GELU_ERF) { /* x * ((erf(x / 1.41421354) + 1) * 0.5) */
+    __m256 e = erf_ps(_mm256_div_ps(x, _mm256_set1_ps(1.41421354f)));
+    return _mm256_mul_ps(x, _mm256_mul_ps(_mm256_add_ps(e, _mm256_set1_ps(1.0f)), _mm256_set1_ps(0.5f)));
+  }
+  return x;
+}
+
+/* row[0:n] = act(row[0:n] + bias[0:n]), or + one bias for the whole row where `along` is 0
+ * (bias NULL: none); the tail through a buffer. */
+static void epilogue_row(float *restrict row, const float *restrict bias, size_t along, size_t n, int act) {
+  __m256 one = bias && !along ? _mm256_broadcast_ss(bias) : _mm256_setzero_ps();
+  size_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    __m256 v = _mm256_loadu_ps(row + j);
+    if (bias) v = _mm256_add_ps(v, along ? _mm256_loadu_ps(bias + j) : one);
+    _mm256_storeu_ps(row + j, activate(v, act));
+  }
+  if (j < n) {
+    float t[8] __attribute__((aligned(32))) = {0};
+    for (size_t i = j; i < n; ++i) t[i - j] = row[i] + (bias ? bias[along ? i : 0] : 0.0f);
+    _mm256_store_ps(t, activate(_mm256_load_ps(t), act));
+    for (size_t i = j; i < n; ++i) row[i] = t[i - j];
+  }
+}
+
 /* The 6 x 16 tile's 12 accumulators, c<row><half>. */
 #define ACCUMULATORS_6x16                                     \
   __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps(); \
@@ -101,9 +154,10 @@ static void pack_panel(float *restrict packed, const float *restrict b, size_t n
   }
 }
 
-/* C[m0:m1, n0:n1] = A[m0:m1, :] B[:, n0:n1]. */
-static void tile(const float *restrict a, const float *restrict b, float *restrict c, size_t M, size_t N, size_t K,
-                 size_t MB, size_t NB, size_t tile_m, size_t tile_n) {
+/* C[m0:m1, n0:n1] = act(A[m0:m1, :] B[:, n0:n1] + bias), the bias a vector along the columns
+ * (bias_rows 0) or the rows (1), or NULL for none. */
+static void tile(const float *restrict a, const float *restrict b, float *restrict c, const float *restrict bias,
+                 size_t bias_rows, int act, size_t M, size_t N, size_t K, size_t MB, size_t NB, size_t tile_m, size_t tile_n) {
   size_t m0 = tile_m * MB, n0 = tile_n * NB;
   size_t m1 = m0 + MB < M ? m0 + MB : M, n1 = n0 + NB < N ? n0 + NB : N;
   float packed[KC * NR] __attribute__((aligned(32)));
@@ -134,6 +188,9 @@ static void tile(const float *restrict a, const float *restrict b, float *restri
       }
     }
   }
+  if (bias || act != ACT_NONE) /* the tile is still in cache */
+    for (size_t i = m0; i < m1; ++i)
+      epilogue_row(c + i * N + n0, !bias ? NULL : bias_rows ? bias + i : bias + n0, !bias_rows, n1 - n0, act);
 }
 
 /* Each binding arrives as MLIR's expanded 1-D memref: base, aligned, offset, size, stride. */
@@ -144,7 +201,17 @@ static void tile(const float *restrict a, const float *restrict b, float *restri
 void schedc_sgemm_workgroup(BINDING(const float, a), BINDING(const float, b), BINDING(float, c), size_t M, size_t N, size_t K,
                             size_t MB, size_t NB, size_t tile_m, size_t tile_n, size_t batch) {
   UNUSED(a), UNUSED(b), UNUSED(c);
-  tile(a + a_offset + batch * M * K, b + b_offset + batch * K * N, c + c_offset + batch * M * N, M, N, K, MB, NB, tile_m, tile_n);
+  tile(a + a_offset + batch * M * K, b + b_offset + batch * K * N, c + c_offset + batch * M * N, NULL, 0, ACT_NONE, M, N, K,
+       MB, NB, tile_m, tile_n);
+}
+
+/* C[batch] = act(A[batch] B[batch] + bias): the bias a vector of N (bias_rows 0) or of M (1). */
+void schedc_sgemm_bias_workgroup(BINDING(const float, a), BINDING(const float, b), BINDING(const float, bias),
+                                 BINDING(float, c), size_t M, size_t N, size_t K, size_t MB, size_t NB, size_t bias_rows,
+                                 size_t act, size_t tile_m, size_t tile_n, size_t batch) {
+  UNUSED(a), UNUSED(b), UNUSED(bias), UNUSED(c);
+  tile(a + a_offset + batch * M * K, b + b_offset + batch * K * N, c + c_offset + batch * M * N, bias + bias_offset, bias_rows,
+       (int)act, M, N, K, MB, NB, tile_m, tile_n);
 }
 
 /* A convolution vectorised along its output channels, as oneDNN's direct convolutions are: the
@@ -155,17 +222,14 @@ void schedc_sgemm_workgroup(BINDING(const float, a), BINDING(const float, b), BI
  * repeat it, and neither they nor channels past OC are stored.
  *
  * A workgroup's tile is MB output channels (whole panels) by NB output pixels (whole strips). */
-void schedc_sconv_workgroup(BINDING(const float, image), BINDING(const float, packed), BINDING(float, out), size_t C,
-                            size_t H, size_t W, size_t OC, size_t KH, size_t KW, size_t SH, size_t SW, size_t DH, size_t DW,
-                            size_t OH, size_t OW, size_t MB, size_t NB, size_t tile_m, size_t tile_n, size_t batch) {
-  UNUSED(image), UNUSED(packed), UNUSED(out);
+static void conv(const float *restrict img, const float *restrict packed, float *restrict o, const float *restrict bias,
+                 int act, size_t C, size_t H, size_t W, size_t OC, size_t KH, size_t KW, size_t SH, size_t SW, size_t DH,
+                 size_t DW, size_t OH, size_t OW, size_t MB, size_t NB, size_t tile_m, size_t tile_n) {
   size_t N = OH * OW, K = C * KH * KW, plane = H * W;
-  const float *img = image + image_offset + batch * C * plane;
-  float *o = out + out_offset + batch * OC * N;
   size_t m0 = tile_m * MB, n0 = tile_n * NB;
   size_t m1 = m0 + MB < OC ? m0 + MB : OC, n1 = n0 + NB < N ? n0 + NB : N;
   for (size_t p0 = m0; p0 < m1; p0 += NR) {
-    const float *panel = packed + packed_offset + p0 * K; /* panel p0 / 16: K x 16 */
+    const float *panel = packed + p0 * K; /* panel p0 / 16: K x 16 */
     size_t channels = m1 - p0 < NR ? m1 - p0 : NR;
     for (size_t s0 = n0; s0 < n1; s0 += MR) {
       size_t pixels = n1 - s0 < MR ? n1 - s0 : MR;
@@ -187,8 +251,28 @@ void schedc_sconv_workgroup(BINDING(const float, image), BINDING(const float, pa
       _mm256_store_ps(t, c00), _mm256_store_ps(t + 8, c01), _mm256_store_ps(t + 16, c10), _mm256_store_ps(t + 24, c11);
       _mm256_store_ps(t + 32, c20), _mm256_store_ps(t + 40, c21), _mm256_store_ps(t + 48, c30), _mm256_store_ps(t + 56, c31);
       _mm256_store_ps(t + 64, c40), _mm256_store_ps(t + 72, c41), _mm256_store_ps(t + 80, c50), _mm256_store_ps(t + 88, c51);
+      if (bias || act != ACT_NONE) /* rows of 16 channels: bias[p0:p0+16] along them (zero past OC is never stored) */
+        for (size_t r = 0; r < pixels; ++r) epilogue_row(t + r * NR, bias ? bias + p0 : NULL, 1, channels, act);
       for (size_t m = 0; m < channels; ++m)
         for (size_t r = 0; r < pixels; ++r) o[(p0 + m) * N + s0 + r] = t[r * NR + m];
     }
   }
+}
+
+void schedc_sconv_workgroup(BINDING(const float, image), BINDING(const float, packed), BINDING(float, out), size_t C,
+                            size_t H, size_t W, size_t OC, size_t KH, size_t KW, size_t SH, size_t SW, size_t DH, size_t DW,
+                            size_t OH, size_t OW, size_t MB, size_t NB, size_t tile_m, size_t tile_n, size_t batch) {
+  UNUSED(image), UNUSED(packed), UNUSED(out);
+  conv(image + image_offset + batch * C * H * W, packed + packed_offset, out + out_offset + batch * OC * OH * OW, NULL,
+       ACT_NONE, C, H, W, OC, KH, KW, SH, SW, DH, DW, OH, OW, MB, NB, tile_m, tile_n);
+}
+
+/* The convolution, then act(out + bias), the bias a vector of OC. */
+void schedc_sconv_bias_workgroup(BINDING(const float, image), BINDING(const float, packed), BINDING(const float, bias),
+                                 BINDING(float, out), size_t C, size_t H, size_t W, size_t OC, size_t KH, size_t KW,
+                                 size_t SH, size_t SW, size_t DH, size_t DW, size_t OH, size_t OW, size_t MB, size_t NB,
+                                 size_t act, size_t tile_m, size_t tile_n, size_t batch) {
+  UNUSED(image), UNUSED(packed), UNUSED(bias), UNUSED(out);
+  conv(image + image_offset + batch * C * H * W, packed + packed_offset, out + out_offset + batch * OC * OH * OW,
+       bias + bias_offset, (int)act, C, H, W, OC, KH, KW, SH, SW, DH, DW, OH, OW, MB, NB, tile_m, tile_n);
 }
