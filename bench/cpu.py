@@ -12,6 +12,8 @@ against eager's.
 
     python bench/cpu.py                         # every model of both suites
     python bench/cpu.py --models squeezenet1_1,gpt2 --calls 30
+    python bench/cpu.py --time-modules A.vmfb B.vmfb INPUTS.npz CALLS      # medians, calls alternating
+    python bench/cpu.py --profile-modules A.vmfb B.vmfb INPUTS.npz CALLS   # time inside dispatches
 
 It prints a table, and with --json one JSON line per model to that file.
 """
@@ -216,12 +218,51 @@ def _print_row(row: dict) -> None:
           f"{row['mode']}, {layouts}", flush=True)
 
 
+def _profile_modules(paths: list[str], inputs: str, calls: int) -> None:
+    """Each module's time inside its dispatches per call, from IREE's own profiler
+    (`iree-benchmark-module --device_profiling_mode=host-execution`, then `iree-profile
+    statistics`): the sum over dispatches of each one's wall time, without the time the task
+    system spends between them (on this VM a worker sometimes takes a 4 ms scheduler tick to
+    wake, which moves whole-call medians by 20-30%). Also per kind of dispatch (schedc's kernels
+    by export, IREE's by the op its name ends in)."""
+    import re
+
+    import numpy as np
+
+    folder = Path(tempfile.mkdtemp(prefix="schedc-profile-"))
+    data = np.load(inputs)
+    flags = []
+    for i in range(len(data.files)):
+        np.save(folder / f"arg{i}.npy", data[f"arg{i}"])
+        flags.append(f"--input=@{folder / f'arg{i}.npy'}")
+    line = re.compile(r"^\s*host_execute (\S+)\s+count=(\d+) total=([\d.]+) (ns|us|ms|s)\b")
+    scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+    rows = []
+    for path in paths:
+        profile = folder / "p.ireeprof"
+        subprocess.run(["iree-benchmark-module", f"--module={path}", "--device=local-task", "--function=forward", *flags,
+                        f"--benchmark_min_time={calls}x", "--device_profiling_mode=host-execution",
+                        f"--device_profiling_output={profile}"], check=True, capture_output=True)
+        statistics_text = subprocess.run(["iree-profile", "statistics", str(profile)], check=True, capture_output=True, text=True).stdout
+        kinds: dict[str, float] = {}
+        for found in map(line.match, statistics_text.splitlines()):
+            if found:
+                name = re.sub(r"^.*\$async_dispatch_\d+_", "", found.group(1))
+                kind = re.sub(r"_[0-9x]+(_f32|_f16)?$", "", name)
+                kinds[kind] = kinds.get(kind, 0.0) + float(found.group(3)) * scale[found.group(4)] / calls
+        rows.append({"module": path, "dispatch_ms": round(sum(kinds.values()), 3),
+                     "by_kind_ms": {k: round(v, 3) for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])}})
+    print(json.dumps(rows, indent=1))
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--time-modules":  # MODULE... INPUTS CALLS [--outputs FILE]
         argv = sys.argv[2:]
         outputs = argv[argv.index("--outputs") + 1] if "--outputs" in argv else None
         argv = argv[:argv.index("--outputs")] if "--outputs" in argv else argv
         return _time_modules(argv[:-2], argv[-2], int(argv[-1]), outputs)
+    if len(sys.argv) > 1 and sys.argv[1] == "--profile-modules":  # MODULE... INPUTS CALLS
+        return _profile_modules(sys.argv[2:-2], sys.argv[-2], int(sys.argv[-1]))
     if len(sys.argv) > 1 and sys.argv[1] == "--time-torch":
         return _time_torch(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6] if len(sys.argv) > 6 else None)
     p = argparse.ArgumentParser(description="schedc on llvm-cpu against IREE alone, torch eager and Inductor")
