@@ -1,6 +1,7 @@
 """reduction-config: on cuda, give a row reduction that IREE leaves to one thread per row a
-subgroup per row instead. Opt-in (`--passes=reduction-config,...`) until bench/rows.py has
-checked its numerics and times on a GPU.
+subgroup per row instead. It runs in every cuda compile: on an H200 it took ViT's replayed call
+(held-out) from 0.451 to 0.320 ms in f16 and from 0.485 to 0.363 in f32, its numerics unchanged
+(bench/README.md, "The held-out suite on the GPU, eighth session").
 
 It runs where IREE has configured every executable (the end of its executable-configurations
 phase), reads each as a row reduction (`schedc.ir.rows.row_dispatch`: a softmax, a layer norm,
@@ -61,6 +62,5 @@ PASS = PassInfo(
     run=reduction_config,
     options=Options,
     phase=Phase.CONFIGURATIONS,
-    # Not yet in cuda compiles by default: its configs' numerics and times on a GPU are
-    # unmeasured (bench/rows.py, bench/README.md "Row reductions").
+    implicit_for=("cuda",),
 )

@@ -76,7 +76,9 @@ def test_the_cuda_compile_gives_a_softmax_over_197_keys_a_subgroup_per_row():
     aligned = schedc.import_torch(Softmax(), torch.randn(3, 64, 256, dtype=torch.float16))
     assert compile_with_options(aligned, CompileOptions(target="cuda", passes=NAMED)).records["reduction-config"]["module"]["configured"] == []
     default = compile_with_options(mlir, CompileOptions(target="cuda")).records
-    assert "reduction-config" not in default  # not in the default pipeline yet
+    assert default["reduction-config"]["module"]["configured"] == [configured]  # in every cuda compile
+    untuned = compile_with_options(mlir, CompileOptions(target="cuda", tuning=False)).records
+    assert "reduction-config" not in untuned  # --no-tuning: IREE's own configs
     on_cpu = compile_with_options(mlir, CompileOptions(target="llvm-cpu", passes=NAMED)).records
     assert "reduction-config" not in on_cpu  # GPU configs only: the pass leaves llvm-cpu's executables
 

@@ -56,7 +56,7 @@ def row_dispatch(dispatch: ConfiguredDispatch) -> RowDispatch | None:
     loops, kinds, bits, root = None, [], [], None
     for i, op in enumerate(dispatch.ops):
         iterators = iterator_types(op)
-        if "reduction" in iterators[:-1]:
+        if not iterators or "reduction" in iterators[:-1]:  # a 0-d op has no row
             return None
         maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
         ranges = {}
