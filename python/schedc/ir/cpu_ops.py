@@ -454,10 +454,9 @@ def _packed_filter(filter_: ir.RankedTensorType) -> tuple[str, str]:
 def _to_gemm(module: ir.Module, function: func.FuncOp, zero_start: bool) -> bool:
     """Replaces `function`'s f32 matmuls, batch matmuls (static, untransposed) and NCHW
     convolutions by dispatches of schedc's kernel, which starts from zero: unless `zero_start`
-    (their initial values are zero), each one's initial value is added after it. Where a
-    zero-started op's result goes only to a bias add (and that only to an activation the kernel
-    knows), the dispatch runs them too (`epilogue`). The kernel's executable joins `module`.
-    Whether any was replaced."""
+    (their initial values are zero), each one's initial value is added after it. Where a bias
+    and an activation the kernel knows follow the op (`fusable_epilogue`), the dispatch runs them
+    too. The kernel's executable joins `module`. Whether any was replaced."""
     from schedc.kernels import object_path
 
     found = [o for o in function.regions[0].blocks[0].operations
@@ -554,8 +553,6 @@ def fusable_epilogue(op: ir.Operation, zero_init: bool) -> tuple[Epilogue, list[
     they keep its last dimension. Each op's result must go to the next alone."""
     rank = ir.RankedTensorType(op.results[0].type).rank
     channel = 1 if op.name == "linalg.conv_2d_nchw_fchw" else rank - 1
-    dims = ", ".join(f"d{i}" for i in range(rank))
-    identity, vector = f"affine_map<({dims}) -> ({dims})>", f"affine_map<({dims}) -> (d{channel})>"
     init = op.operands[2]
     broadcast = init.owner if isinstance(init, ir.OpResult) else None
     if broadcast is not None and broadcast.name == "linalg.broadcast" and _only_user(init) == op \
