@@ -16,7 +16,7 @@ kernel's position as `sched.position` and the winning strategy as `sched.strateg
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from schedc.dialects.sched import POSITION, STRATEGY
 from schedc.ir.extract import build_kernel_graph
@@ -38,9 +38,8 @@ class Options:
     max_states: int = 3_000_000
     beam_states: int = 200_000
     time_limit: float = 60.0  # seconds per function: a safety net, warned about when it fires
-    # Ask IREE to run the kernels one at a time in this order, where it lowers the peak: its
-    # default partitioning groups independent kernels into concurrent waves, and a wave keeps
-    # all its tensors alive.
+    # Ask IREE to run the kernels one at a time in this order: its default partitioning groups
+    # independent kernels into concurrent waves, and a wave keeps all its tensors alive.
     serialize: bool = True
 
     def __post_init__(self):
@@ -73,12 +72,6 @@ def memory_order(module, pass_, options: Options, context) -> None:
         if not graph.kernels:
             continue
         decision = best_order(graph, options.strategy, limits)
-        # Serialized, IREE puts a barrier between every two kernels (tens of us each on a CPU's
-        # task system): only an order that lowers the peak is worth it. Otherwise the function
-        # keeps its program order and IREE's own partitioning.
-        serialize = options.serialize and decision.peak < decision.program_peak
-        if not serialize and options.serialize:
-            decision = replace(decision, order=graph.program_order(), strategy="program")
         apply_order(func, decision.order)
         for position, op in enumerate(op for op in body_ops(func) if is_kernel(op)):
             POSITION.set(op, position)
@@ -86,10 +79,10 @@ def memory_order(module, pass_, options: Options, context) -> None:
         if decision.deadline_fired:
             context.warn(func.location, f"memory-order stopped its search at the time limit ({options.time_limit:g} s) "
                          f"for @{graph.function}: the order may differ between runs; raise time-limit or lower max-states")
-        if serialize:
+        if options.serialize:
             serialize_partitioning(func)
         records[graph.function] = record(graph, decision) | {
-            "serialize": serialize,
+            "serialize": options.serialize,
             "pass_seconds": round(time.perf_counter() - started, 4),
             # For the report's pictures: live bytes per kernel in both orders, and the graph.
             "timeline": {
