@@ -98,7 +98,7 @@ def measure(args) -> None:
     with torch.no_grad():
         for entry in manifest:
             layer, x = _layer(entry["op"], tuple(entry["shape"]), entry["dtype"])
-            archive = folder / "modules" / f"{entry['name']}.irpa" if any(True for _ in layer.parameters()) else None
+            archive = folder / "modules" / f"{entry['name']}.irpa" if next(layer.parameters(), None) is not None else None
             if archive is not None:  # a softmax has no weights, and a module without parameters refuses an archive
                 save_params(layer, str(archive))
             modules = {variant: folder / "modules" / f"{entry['name']}.{variant}.vmfb" for variant in entry["variants"]}
