@@ -269,20 +269,23 @@ def test_without_a_c_compiler_schedc_gemm_is_not_chosen_and_forcing_it_says_why(
 class Epilogues(nn.Module):
     """What follows a product in the models: a linear layer's bias then GELU (on a permuted 4-D
     input: a batch matmul, reshaped before its bias), a bias then ReLU, a bias alone (before
-    GELU's tanh form, which the kernel does not run), a convolution's bias then ReLU, and a 1x1
-    convolution's (its bias along the matmul's rows)."""
+    GELU's tanh form, which the kernel does not run), a convolution's bias then ReLU, a 1x1
+    convolution's (its bias along the matmul's rows), and a convolution + ReLU whose result goes
+    into a concatenation (left to IREE's dispatch)."""
 
     def __init__(self):
         super().__init__()
         self.up, self.down, self.head = nn.Linear(12, 40), nn.Linear(40, 12), nn.Linear(12, 9)
         self.conv, self.pointwise = nn.Conv2d(3, 12, 3, padding=1), nn.Conv2d(12, 20, 1)
+        self.branch = nn.Conv2d(3, 4, 3, padding=1)
 
     def forward(self, image):
         x = torch.relu(self.conv(image))  # 1 x 12 x 9 x 11
+        joined = torch.cat([torch.relu(self.branch(image)), image], 1)  # into a concatenation: IREE's own dispatch writes in place
         y = self.pointwise(x)
         z = x.permute(0, 2, 3, 1)  # channels last, as ConvNeXt's blocks
         z = torch.relu(self.down(nn.functional.gelu(self.up(z))))
-        return torch.relu(y), nn.functional.gelu(self.head(z), approximate="tanh")
+        return torch.relu(y), nn.functional.gelu(self.head(z), approximate="tanh"), joined
 
 
 def test_schedc_gemm_runs_the_bias_and_activation_after_it_and_matches_torch(tmp_path):
@@ -297,9 +300,11 @@ def test_schedc_gemm_runs_the_bias_and_activation_after_it_and_matches_torch(tmp
     text = text if isinstance(text, str) else text.decode()
     dispatches = re.findall(r"flow\.dispatch @schedc_gemm::@(\w+)\[[^(]*\(([^)]*)\)", text)
     # the last size operand is the activation (schedc.kernels.ACTIVATIONS): none 0, relu 1, gelu 2
-    activations = sorted((export, int(operands.split(", ")[-1].lstrip("%c").split("_")[0])) for export, operands in dispatches)
-    # conv + ReLU; head's bias alone; down + ReLU, pointwise + ReLU (its bias along rows); up + GELU
-    assert activations == [("conv_bias", 1), ("matmul_bias", 0), ("matmul_bias", 1), ("matmul_bias", 1), ("matmul_bias", 2)]
+    activations = sorted((export, int(operands.split(", ")[-1].lstrip("%c").split("_")[0]) if export.endswith("_bias") else None)
+                         for export, operands in dispatches)
+    # the branch into the concatenation without its epilogue; conv + ReLU; head's bias alone;
+    # down + ReLU, pointwise + ReLU (its bias along rows); up + GELU
+    assert activations == [("conv", None), ("conv_bias", 1), ("matmul_bias", 0), ("matmul_bias", 1), ("matmul_bias", 1), ("matmul_bias", 2)]
     assert re.search(r"@matmul_bias\[[^(]*\([^)]*%c20, %c1, %c1\)", text)  # pointwise: bias of 20 along the rows, ReLU
     assert "math.erf" not in text and "math.tanh" in text  # GELU's tanh form left to IREE
     path = tmp_path / "m.vmfb"
@@ -307,3 +312,4 @@ def test_schedc_gemm_runs_the_bias_and_activation_after_it_and_matches_torch(tmp
     outputs = schedc.load(str(path)).forward(*[a.numpy() for a in args])
     assert relative_error(outputs[0], expected[0]) <= 1e-5
     assert relative_error(outputs[1], expected[1]) <= 1e-3  # IREE's own tanh: 1e-4 off torch's, with or without the kernel
+    assert relative_error(outputs[2], expected[2]) <= 1e-5

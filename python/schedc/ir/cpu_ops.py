@@ -549,7 +549,8 @@ def fusable_epilogue(op: ir.Operation, zero_init: bool) -> tuple[Epilogue, list[
     initial value is its broadcast (torch-mlir's convolutions), or, where the initial value is
     zero (`zero_init`), a linalg.generic adds it to `op`'s result (its linear layers). The
     activation (ACTIVATION_BODIES) may follow through reshapes, and so may a matmul's bias where
-    they keep its last dimension. Each op's result must go to the next alone."""
+    they keep its last dimension. Each op's result must go to the next alone, and the last one's
+    not into a concatenation."""
     rank = ir.RankedTensorType(op.results[0].type).rank
     channel = 1 if op.name == "linalg.conv_2d_nchw_fchw" else rank - 1
     init = op.operands[2]
@@ -591,6 +592,11 @@ def fusable_epilogue(op: ir.Operation, zero_init: bool) -> tuple[Epilogue, list[
         if named is not None and all(str(m) == f"affine_map<({shaped}) -> ({shaped})>" for m in user.attributes["indexing_maps"]):
             replaced += reshapes + [user]
             activation = named
+    last = replaced[-1].results[0]
+    if any(use.owner.name in ("tensor.concat", "tensor.insert_slice") for use in last.uses):
+        # IREE writes its own elementwise dispatch's result in place into a concatenation, but
+        # copies a kernel's: fused there, the demo's transients rose from 689,152 to 820,224 B.
+        return None
     return Epilogue(ir.RankedTensorType(bias.type), op.name == "linalg.conv_2d_nchw_fchw", activation, bias), replaced
 
 
