@@ -186,3 +186,19 @@ def test_uint8_promotions_are_unsigned(tmp_path):
     path.write_bytes(schedc.compile(schedc.import_torch(Promotes(), z), target="llvm-cpu"))
     for got, want in zip(schedc.load(str(path)).forward(z), Promotes()(z)):
         assert got.dtype == want.dtype and torch.equal(got, want)
+
+
+def test_f16_and_bf16_sums_and_means_add_up_in_f32_as_torch_does(tmp_path):
+    # torch-mlir adds in the tensor's own type: the mean of 49 f16 3000s overflowed to inf
+    # before its division (a ShuffleNetV2's global mean gave NaN), and 300 bf16 ones summed to 256.
+    class Reductions(torch.nn.Module):
+        def forward(self, x, y):
+            return (x.mean([2, 3]), x.mean(), torch.nn.functional.adaptive_avg_pool2d(x, 1), torch.nn.functional.avg_pool2d(x, 7),
+                    y.sum(-1), y.sum(), y.mean(-1, keepdim=True))
+
+    x = torch.full((1, 4, 7, 7), 3000.0, dtype=torch.float16)
+    y = torch.ones(2, 300, dtype=torch.bfloat16)
+    path = tmp_path / "sums.vmfb"
+    path.write_bytes(schedc.compile(schedc.import_torch(Reductions(), x, y), target="llvm-cpu"))
+    for got, want in zip(schedc.load(str(path)).forward(x, y), Reductions()(x, y)):
+        assert got.dtype == want.dtype and torch.equal(got, want), (got, want)

@@ -29,6 +29,14 @@ below instead. Shapes are static here (the importer's static path).
 - `isfinite`: IREE 3.13's torch input conversion has no pattern for it ("failed to legalize
   operation 'torch.aten.isfinite'"): not NaN, and |x| != inf.
 
+- sums and means of f16 and bf16 tensors (`sum`, `mean`, `avg_pool{1,2,3}d`,
+  `_adaptive_avg_pool{1,2,3}d`): torch adds them up in f32 and rounds once, but torch-mlir's
+  lowering adds them in the tensor's own type, and a mean divides only after the sum. A
+  ShuffleNetV2 in f16 (bench/heldout.py) then returned NaN on IREE alone, on the CPU and on an
+  H100: its global mean adds 49 values of up to thousands, past f16's 65504. Here the op runs
+  in f32 and its result is rounded to the tensor's type, as torch's does. The conversion of
+  the input fuses into the reduction's dispatch.
+
 A decomposition that does not apply to its arguments returns NotImplemented: the op stays.
 
 One more is for training steps only (`training_decompositions`):
@@ -170,6 +178,56 @@ def _isfinite(x):
     return ~x.isnan() & (x.abs() != float("inf"))
 
 
+def _narrow(x) -> bool:
+    """Whether x is a floating-point tensor that torch reduces in f32 (f16, bf16)."""
+    import torch
+
+    return x.dtype in (torch.float16, torch.bfloat16)
+
+
+def _sum_dim(x, dim, keepdim: bool = False, dtype=None):
+    import torch
+
+    if dtype is not None or not _narrow(x):
+        return NotImplemented
+    return torch.ops.aten.sum.dim_IntList(x, dim, keepdim, dtype=torch.float32).to(x.dtype)
+
+
+def _sum(x, dtype=None):
+    import torch
+
+    if dtype is not None or not _narrow(x):
+        return NotImplemented
+    return torch.ops.aten.sum.dim_IntList(x, None, False, dtype=torch.float32).to(x.dtype)
+
+
+def _mean_dim(x, dim, keepdim: bool = False, dtype=None):
+    import torch
+
+    if dtype is not None or not _narrow(x):
+        return NotImplemented
+    dims = range(x.dim()) if not dim else [d % x.dim() for d in dim]
+    count = math.prod(x.shape[d] for d in set(dims))
+    return (torch.ops.aten.sum.dim_IntList(x, dim, keepdim, dtype=torch.float32) / count).to(x.dtype)
+
+
+def _mean(x, dtype=None):
+    return _mean_dim(x, None, False, dtype)
+
+
+def _in_f32(op):
+    """`op` (a pooling that averages) run on the f32 conversion of an f16 or bf16 input."""
+
+    def widened(x, *args):
+        import torch
+
+        if not _narrow(x):
+            return NotImplemented
+        return op(x.to(torch.float32), *args).to(x.dtype)
+
+    return widened
+
+
 def _zero_insert(x, stride: int, dim: int):
     """x with stride - 1 zeros after each entry along `dim`, trimmed after its last entry
     (the positions a strided window's outputs map to), by concatenation and a reshape."""
@@ -250,6 +308,11 @@ def decompositions() -> dict:
     }
     if hasattr(aten, "adaptive_max_pool1d"):
         table[aten.adaptive_max_pool1d.default] = _adaptive_max_pool1d
+    table.update({aten.sum.dim_IntList: _sum_dim, aten.sum.default: _sum, aten.mean.dim: _mean_dim, aten.mean.default: _mean})
+    for name in ("avg_pool1d", "avg_pool2d", "avg_pool3d", "_adaptive_avg_pool1d", "_adaptive_avg_pool2d", "_adaptive_avg_pool3d"):
+        if hasattr(aten, name):
+            op = getattr(aten, name).default
+            table[op] = _in_f32(op)
     return table
 
 
