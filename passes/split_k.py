@@ -22,6 +22,9 @@ from schedc.passes.base import PassInfo
 @dataclass(frozen=True)
 class Options:
     parts: int = 0  # every convolution it can split in this many parts, on any target; 0: chosen per convolution (cuda)
+    # f16 1x1 convolutions too, when parts are chosen: faster, but a whole MobileNetV2 came out
+    # wrong with them split on an H100 (schedc.decisions.split_k); check its numerics first.
+    pointwise: bool = False
 
     def __post_init__(self):
         if self.parts < 0 or self.parts > 64 or self.parts & (self.parts - 1):
@@ -38,7 +41,7 @@ def split_k(module, pass_, options: Options, context) -> None:
             shape = op_shape(op)
             if shape is None:
                 continue
-            parts = options.parts if options.parts else split_parts(shape)
+            parts = options.parts if options.parts else split_parts(shape, pointwise_f16=options.pointwise)
             if parts > 1 and can_split(shape, parts):
                 split_conv(op, parts)
                 split.append({"op": shape.key, "parts": parts})

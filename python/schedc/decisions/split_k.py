@@ -14,7 +14,13 @@ input channels. Only convolutions like those measured are split:
 - with a window: at least MIN_OUT_CHANNELS output channels and MIN_WORK multiply-adds;
 - 1x1 in f16 (a bottleneck's projection: few pixels, many input channels), up to
   POINTWISE_SPLIT_OUTPUTS, of stride 1, at least POINTWISE_MIN_CHANNELS input channels,
-  MIN_OUT_CHANNELS output channels and POINTWISE_MIN_WORK multiply-adds. (f32 1x1
+  MIN_OUT_CHANNELS output channels and POINTWISE_MIN_WORK multiply-adds, only when asked
+  (`pointwise_f16`, split-k's `pointwise` option). Each such layer alone matched torch split,
+  but the whole held-out MobileNetV2 in f16 did not: on an H100 its output was 1.0 off the
+  model in f64 (relative max) with its nine 1x1 convolutions split, 0.36 with them whole, as
+  IREE alone's and torch eager's f16 (0.34); the same split is right on the CPU (5.8e-5 from
+  the whole one in f32) and SqueezeNet's two were right on the GPU, so the fault is in the CUDA
+  code of some split shape, not yet found (bench/README.md, "Numerics against the model in f64"). (f32 1x1
   convolutions stay whole: split, MobileNetV2's held-out projections ran up to 1.5x slower.)
 """
 
@@ -60,21 +66,21 @@ def pointwise(shape: OpShape) -> bool:
     return shape.kh * shape.kw == 1
 
 
-def like_measured(shape: OpShape) -> bool:
+def like_measured(shape: OpShape, pointwise_f16: bool = False) -> bool:
     """Whether `shape` is of a kind the rule was measured on (see the module docstring): the
-    rule splits no other."""
+    rule splits no other. 1x1 convolutions only with `pointwise_f16`."""
     if shape.cout < MIN_OUT_CHANNELS:
         return False
     if not pointwise(shape):
         return shape.work >= MIN_WORK
-    return (shape.dtype in POINTWISE_DTYPES and shape.stride == (1, 1) and shape.cin >= POINTWISE_MIN_CHANNELS
+    return (pointwise_f16 and shape.dtype in POINTWISE_DTYPES and shape.stride == (1, 1) and shape.cin >= POINTWISE_MIN_CHANNELS
             and shape.work >= POINTWISE_MIN_WORK)
 
 
-def split_parts(shape: OpShape, split_outputs: int = 0, max_parts: int = MAX_PARTS) -> int:
+def split_parts(shape: OpShape, split_outputs: int = 0, max_parts: int = MAX_PARTS, pointwise_f16: bool = False) -> int:
     """The parts `shape`'s reduction is split into (1: not split); the constants are
     parameters for bench/split_k.py's fit (0: SPLIT_OUTPUTS, or POINTWISE_SPLIT_OUTPUTS)."""
-    if not like_measured(shape):
+    if not like_measured(shape, pointwise_f16):
         return 1
     split_outputs = split_outputs or (POINTWISE_SPLIT_OUTPUTS if pointwise(shape) else SPLIT_OUTPUTS)
     oh, ow = shape.out_hw
