@@ -2,7 +2,7 @@
 
     python bench/generalization.py coverage [--models a,b] [--dtypes f32,f16]
     python bench/generalization.py prepare DIR [--models a,b] [--dtypes f32,f16]   # here
-    python bench/generalization.py run DIR [--repeats 200] [--warm-jobs 4] [--models a,b]   # CUDA machine
+    python bench/generalization.py run DIR [--repeats 200] [--warm-jobs 4] [--models a,b] [--no-inductor]   # CUDA machine
     python bench/generalization.py import DIR [--models a,b] [--dtypes f32]      # MLIR for tune prepare
     python bench/generalization.py dispatches TUNE_DIR...   # after schedc tune prepare + bench
     python bench/generalization.py profile DIR [--models a,b] [--dtypes f16]      # CUDA machine, with ncu
@@ -26,7 +26,9 @@ torch eager, torch.compile (Inductor, default and mode="reduce-overhead"), and t
 modules; each median of `--repeats` calls, with the host synchronised. torch runs f32
 convolutions in TF32 by default; f32 references are timed that way and eager and
 reduce-overhead again with TF32 off (`RO fp32`: the arithmetic schedc's modules do), and every output is checked against eager
-in true f32 on the same GPU. It prints a table and writes DIR/results.json.
+in true f32 on the same GPU, and against the model in f64 (`error64`, printed under each row:
+whether a module loses more than eager in the same dtype does). `--no-inductor` leaves out
+torch.compile (a numerics check in seconds). It prints a table and writes DIR/results.json.
 
 `dispatches` reads folders that `schedc tune prepare` (here, on held-out models: `import`
 writes them as MLIR) and `schedc tune bench` (on the GPU) filled, and prints per dispatch the
@@ -188,11 +190,15 @@ def _error(result, reference) -> float:
     return float((result - reference).abs().max() / max(reference.abs().max(), 1e-6))
 
 
-def run_one(folder: Path, name: str, dtype: str, execution: str, repeats: int) -> dict:
+def run_one(folder: Path, name: str, dtype: str, execution: str, repeats: int, inductor: bool = True) -> dict:
     """In a fresh process: torch's references (streams process) and the modules of `execution`.
     torch runs f32 convolutions in TF32 by default (cuDNN); the references are timed that way
     and again in true f32 (`-fp32`), as schedc's modules compute; outputs are checked against
-    true-f32 eager."""
+    eager in the model's dtype with true f32 (`error`), and against the model in f64
+    (`error64`: whether a module loses more than eager in the same dtype does, on a model whose
+    f32 and f16 outputs differ much)."""
+    import copy
+
     import torch
 
     import schedc
@@ -203,18 +209,22 @@ def run_one(folder: Path, name: str, dtype: str, execution: str, repeats: int) -
     rows = {}
     with torch.no_grad():
         reference = model(x)
+        exact = copy.deepcopy(model).double()(x.double() if x.is_floating_point() else x)
+        if execution == "streams":
+            rows["eager-f64"] = {"error": _error(exact, reference), "error64": 0.0}
         if execution in ("streams", "warm"):
             if execution == "warm":  # compile only, to fill Inductor's caches on disk
                 repeats = 1
             for tf32, suffix in ((True, ""), (False, "-fp32")) if dtype == "f32" else ((False, ""),):
                 torch.backends.cudnn.allow_tf32 = tf32
-                rows[f"eager{suffix}"] = {"ms": _median_ms(lambda: model(x), repeats), "error": _error(model(x), reference)}
-                for mode in ("default", "reduce-overhead") if tf32 or dtype != "f32" else ("reduce-overhead",):
+                rows[f"eager{suffix}"] = {"ms": _median_ms(lambda: model(x), repeats), "error": _error(model(x), reference), "error64": _error(model(x), exact)}
+                for mode in (("default", "reduce-overhead") if tf32 or dtype != "f32" else ("reduce-overhead",)) if inductor else ():
                     torch._dynamo.reset()
                     compiled = torch.compile(model, mode=None if mode == "default" else mode)
                     try:
                         compiled(x)
-                        rows[f"inductor-{mode}{suffix}"] = {"ms": _median_ms(lambda: compiled(x), repeats), "error": _error(compiled(x), reference)}
+                        rows[f"inductor-{mode}{suffix}"] = {"ms": _median_ms(lambda: compiled(x), repeats), "error": _error(compiled(x), reference),
+                                                            "error64": _error(compiled(x), exact)}
                     except Exception as e:  # a reference that fails is reported, not fatal
                         rows[f"inductor-{mode}{suffix}"] = {"failed": str(e).splitlines()[0][:200]}
             torch.backends.cudnn.allow_tf32 = False
@@ -223,7 +233,7 @@ def run_one(folder: Path, name: str, dtype: str, execution: str, repeats: int) -
                 continue
             module = schedc.load(str(folder / f"{name}.{dtype}.{variant}.vmfb"), device="cuda", execution=mode, params=archive)
             output = module.forward(x, copy=True)
-            rows[variant] = {"ms": _median_ms(lambda: module.forward(x), repeats), "error": _error(output, reference)}
+            rows[variant] = {"ms": _median_ms(lambda: module.forward(x), repeats), "error": _error(output, reference), "error64": _error(output, exact)}
     return rows
 
 
@@ -234,7 +244,7 @@ def run(args) -> None:
         manifest = [e for e in manifest if e["model"] in args.models.split(",")]
     results_path = folder / "results.json"
     results = json.loads(results_path.read_text()) if results_path.exists() else {}
-    if args.warm_jobs:
+    if args.warm_jobs and not args.no_inductor:
         # torch.compile takes most of a run's time: compile every reference once in parallel
         # processes first; the timed processes (one at a time) then find Inductor's code in
         # its on-disk caches.
@@ -253,7 +263,7 @@ def run(args) -> None:
         name, dtype = entry["model"], entry["dtype"]
         rows = {}
         for execution in ("streams", "graphs"):
-            command = [sys.executable, __file__, "one", str(folder), name, dtype, execution, str(args.repeats)]
+            command = [sys.executable, __file__, "one", str(folder), name, dtype, execution, str(args.repeats)] + (["--no-inductor"] if args.no_inductor else [])
             done = subprocess.run(command, capture_output=True, text=True)
             if done.returncode:
                 rows[f"{execution}-process"] = {"failed": (done.stderr.strip().splitlines() or ["?"])[-1][:300]}
@@ -261,6 +271,7 @@ def run(args) -> None:
             rows.update(json.loads(done.stdout.strip().splitlines()[-1]))
         results[f"{name}.{dtype}"] = rows
         print(_table_row(f"{name}.{dtype}", rows), flush=True)
+        print("    error against the model in f64: " + ", ".join(f"{k} {r['error64']:.1e}" for k, r in rows.items() if "error64" in r), flush=True)
         results_path.write_text(json.dumps(results, indent=1) + "\n")  # row by row: a cut-off run keeps what it measured
     print(f"wrote {results_path}")
 
@@ -423,6 +434,7 @@ def main() -> int:
     r.add_argument("--repeats", type=int, default=200)
     r.add_argument("--models", help="comma-separated: only these of the folder's (results.json keeps the others' rows)")
     r.add_argument("--warm-jobs", type=int, default=4, help="parallel processes compiling torch's references first (0: none)")
+    r.add_argument("--no-inductor", action="store_true", help="eager and the modules only (a numerics check takes seconds, not Inductor's minutes)")
     pr = sub.add_parser("profile")
     pr.add_argument("folder")
     pr.add_argument("--models", help="comma-separated (default: the folder's)")
@@ -437,6 +449,7 @@ def main() -> int:
     for name in ("folder", "name", "dtype", "execution"):
         one.add_argument(name)
     one.add_argument("repeats", type=int)
+    one.add_argument("--no-inductor", action="store_true")
     args = parser.parse_args()
     if args.command == "coverage":
         coverage(args)
@@ -453,7 +466,7 @@ def main() -> int:
     elif args.command == "profiled":
         profiled(Path(args.folder), args.name, args.dtype, args.who)
     else:
-        print(json.dumps(run_one(Path(args.folder), args.name, args.dtype, args.execution, args.repeats)))
+        print(json.dumps(run_one(Path(args.folder), args.name, args.dtype, args.execution, args.repeats, not args.no_inductor)))
     return 0
 
 
