@@ -13,6 +13,7 @@
 // TIMING: IREE from the input phase to the flow phase
 // TIMING-NEXT: schedc's passes at flow
 // TIMING-NEXT:   memory-order
+// TIMING-NEXT: IREE's allocation of concurrent waves
 // TIMING-NEXT: IREE's stream phase up to stream-allocation
 // TIMING-NEXT: schedc's passes at stream-allocation
 // TIMING-NEXT:   arena-plan

@@ -58,10 +58,13 @@ def test_passes_in_any_phase_plug_in_through_their_registry_entry(monkeypatch, t
     assert "linalg.matvec" in seen["preprocessing"] and "flow.dispatch" not in seen["preprocessing"]
     assert "hal.command_buffer.dispatch" in seen["hal"]
     dumped = sorted(p.name for p in (tmp_path / "phases").iterdir())
-    # cpu-config runs on IREE's linalg for llvm-cpu (the default target) whatever the pipeline.
+    # cpu-config runs on IREE's linalg for llvm-cpu (the default target) whatever the pipeline;
+    # after memory-order IREE allocates the function's concurrent waves (schedc.compiler.waves):
+    # they cost no memory here, so the function keeps them.
     assert dumped == ["00-input.mlir", "01-linalg.mlir", "02-linalg-schedc.mlir", "03-preprocessing.mlir",
-                      "04-preprocessing-schedc.mlir", "05-flow.mlir", "06-flow-schedc.mlir", "07-stream.mlir", "08-executables",
-                      "09-hal.mlir", "10-hal-schedc.mlir", "11-module.vmfb"]
+                      "04-preprocessing-schedc.mlir", "05-flow.mlir", "06-flow-schedc.mlir", "07-waves-trial.mlir",
+                      "08-waves-trial-allocation.mlir", "09-flow-waves.mlir", "10-stream.mlir", "11-executables",
+                      "12-hal.mlir", "13-hal-schedc.mlir", "14-module.vmfb"]
     result = schedc.load(path).matvec(np.ones(64, np.float32), np.full((64, 64), 0.5, np.float32))
     np.testing.assert_array_equal(result, np.full(64, 32.0, np.float32))
 

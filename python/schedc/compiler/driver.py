@@ -40,6 +40,7 @@ from schedc.options import CompileOptions, Emit, Execution
 from schedc.runtime import abi
 from schedc.targets import Target, input_flags, miscompile_warnings
 from schedc.compiler.timing import PhaseTimer, timing_report
+from schedc.compiler.waves import keep_free_waves
 
 # What --emit writes: the IR at the end of one of IREE's phases (after schedc's passes of that
 # phase), the target's code for each executable (a folder), or the module.
@@ -306,6 +307,8 @@ def _run_phases(steps: "_Steps", invocations: list[PassInvocation], context, opt
         for phase in PHASES:
             if point_of(phase) == stop and by_phase[phase.name]:
                 steps.run_passes(phase.label, by_phase[phase.name], context, input_name)
+                if phase.name == "flow":
+                    keep_free_waves(steps, context.records, str(options.target))
         if stop == end_of("flow") and (options.execution == Execution.GRAPHS or _needs_marking(steps.current)):
             _mark_module(steps.current, steps.next_file("flow-marked"), options.execution)
             steps.current = steps.last_file

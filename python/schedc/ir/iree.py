@@ -295,6 +295,13 @@ def serialize_partitioning(func: ir.Operation) -> None:
         func.attributes["stream.partitioning"] = ir.Attribute.parse('#stream.partitioning_config<"debug">')
 
 
+def unserialize_partitioning(func: ir.Operation) -> None:
+    """Takes back `serialize_partitioning`: IREE groups the function's independent kernels into
+    concurrent waves again."""
+    if "stream.partitioning" in func.attributes:
+        del func.attributes["stream.partitioning"]
+
+
 # IREE's partitioning when nothing says otherwise (--iree-stream-partitioning-favor's default).
 DEFAULT_PARTITIONING = '#stream.partitioning_config<"min-peak-memory">'
 
