@@ -55,8 +55,9 @@ def test_waves_that_cost_no_memory_are_given_back():
     assert '#stream.partitioning_config<"debug">' not in stream
 
 
-def test_a_function_given_its_waves_back_computes_the_same(tmp_path):
+def test_a_function_given_its_waves_back_computes_the_same_and_the_report_says_why(tmp_path):
     model, x = Pair().eval(), torch.randn(8, 32)
-    path = tmp_path / "pair.vmfb"
-    path.write_bytes(schedc.compile(schedc.import_torch(model, x), target="llvm-cpu"))
+    path, report = tmp_path / "pair.vmfb", tmp_path / "pair.html"
+    schedc.compile(schedc.import_torch(model, x), target="llvm-cpu", output=str(path), report=str(report))
     np.testing.assert_allclose(schedc.load(str(path)).forward(x).numpy(), model(x).detach().numpy(), rtol=1e-5, atol=1e-5)
+    assert "so they stay: no barrier between every two kernels" in report.read_text()

@@ -284,6 +284,10 @@ def _story(entry: dict, unit: Unit, terms: Terms) -> str:
                          f"{unit.text(plan['estimated_peak_bytes'])}), trading memory for time.")
     elif order and order.get("serialize"):
         sentences.append("memory-order asks IREE to run the kernels one at a time, in its order.")
+    elif order and order.get("waves_load_bytes") is not None:
+        sentences.append(f"IREE's concurrent {terms('wave', 'waves')} of these kernels need no more bytes at once "
+                         f"({unit.text(order['waves_load_bytes'])}) than the order one at a time, so they stay: "
+                         "no barrier between every two kernels.")
     remat = entry.get("remat")
     if remat and remat["copies"]:
         reached = "within" if remat["feasible"] else "short of"
