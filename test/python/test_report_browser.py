@@ -147,7 +147,7 @@ def pages(report, imported):
         return render_html(compile_with_options(imported(name)[2], options).report)
 
     return {"densenet": render_html(report), "demo": default_pipeline("staged_branches"),
-            "equal-orders": default_pipeline("branchy_convnet"), "overview": render_html(synthetic_report(500))}
+            "equal-orders": default_pipeline("transformer_block"), "overview": render_html(synthetic_report(500))}
 
 
 def layout(page: str, width: int, tmp_path) -> dict:
