@@ -37,7 +37,7 @@ class Pair(nn.Module):
         return torch.tanh(self.a(x)) + torch.relu(self.b(x))
 
 
-def _order_record(model, x, stream_file=None):
+def _order_record(model, x):
     result = compile_with_options(schedc.import_torch(model.eval(), x), CompileOptions(target="llvm-cpu", emit="stream"))
     (record,) = result.records["memory-order"].values()
     return record, result.output

@@ -194,11 +194,7 @@ def _sum_dim(x, dim, keepdim: bool = False, dtype=None):
 
 
 def _sum(x, dtype=None):
-    import torch
-
-    if dtype is not None or not _narrow(x):
-        return NotImplemented
-    return torch.ops.aten.sum.dim_IntList(x, None, False, dtype=torch.float32).to(x.dtype)
+    return _sum_dim(x, None, False, dtype)
 
 
 def _mean_dim(x, dim, keepdim: bool = False, dtype=None):
