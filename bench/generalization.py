@@ -16,9 +16,8 @@ read 0%.
 `prepare` compiles, per model and dtype, three CUDA modules with the weights outside them
 (a parameter archive): `iree` (IREE's own kernel configs, replayed), `schedc-streams` and
 `schedc-graphs` (schedc's default pipeline and kernel configs, stream execution and replay);
-with `--unsplit` also the replayed module without split-k, with `--rows` also the replayed one
-with reduction-config named (the same as the default since it runs in every cuda compile), each
-its own column.
+with `--unsplit` also the replayed module without split-k, with `--fused` also the replayed one
+with IREE's aggressive fusion and generic matmuls (FUSION_FLAGS), each its own column.
 `run`, on a machine with a CUDA GPU and iree-base-runtime (no compiler), rebuilds each model
 from bench/heldout.py (random weights), writes its weights as the modules' archive, and times
 at batch 1, in one process per execution mode (IREE reads the CUDA mode once per process):
@@ -69,19 +68,20 @@ VARIANTS = {  # module name -> (schedc.compile keywords, execution at run time)
 # `prepare --unsplit`: the replayed module without split-k's splits too (its parts forced to 1),
 # to time what split-k gives in the same process.
 UNSPLIT = {"schedc-graphs-unsplit": ({"execution": "graphs", "passes": "split-k{parts=1},memory-order,arena-plan"}, "graphs")}
-# `prepare --rows`: the replayed module with reduction-config named (row reductions IREE leaves
-# to one thread per row). It timed the pass beside the default while the pass was opt-in (the
-# eighth session); since then the default runs it too, so the two modules are the same.
-ROWS = {"schedc-graphs-rows": ({"execution": "graphs", "passes": "reduction-config,memory-order,arena-plan"}, "graphs")}
+# `prepare --fused`: the replayed module with IREE's aggressive fusion and generic matmuls
+# (a layer norm's normalisation fused into the projection after it, a reduction's two passes
+# into one dispatch), to time them beside the default in the same process.
+FUSION_FLAGS = ("--iree-dispatch-creation-enable-aggressive-fusion", "--iree-opt-generalize-matmul")
+FUSED = {"schedc-graphs-fused": ({"execution": "graphs", "iree_flags": FUSION_FLAGS}, "graphs")}
 
 
-def _extra_variants(unsplit: bool, rows: bool) -> dict:
-    return {**(UNSPLIT if unsplit else {}), **(ROWS if rows else {})}
+def _extra_variants(unsplit: bool, fused: bool) -> dict:
+    return {**(UNSPLIT if unsplit else {}), **(FUSED if fused else {})}
 
 
 def _variants(folder: Path) -> dict:
     manifest = json.loads((folder / "manifest.json").read_text())
-    return {**VARIANTS, **_extra_variants(any(e.get("unsplit") for e in manifest), any(e.get("rows") for e in manifest))}
+    return {**VARIANTS, **_extra_variants(any(e.get("unsplit") for e in manifest), any(e.get("fused") for e in manifest))}
 
 
 def heldout():
@@ -153,11 +153,11 @@ def prepare(args) -> None:
         # rebuilds on the GPU machine, so no call carries them there.
         mlir = weightless_mlir(name, dtype)
         stem = f"{name}.{dtype}"
-        for variant, (keywords, _) in {**VARIANTS, **_extra_variants(args.unsplit, args.rows)}.items():
+        for variant, (keywords, _) in {**VARIANTS, **_extra_variants(args.unsplit, args.fused)}.items():
             started = time.perf_counter()
             schedc.compile(mlir, target="cuda", output=str(folder / f"{stem}.{variant}.vmfb"), **keywords)
             print(f"{stem}.{variant}: compiled in {time.perf_counter() - started:.1f} s", flush=True)
-        manifest.append({"model": name, "dtype": dtype, "unsplit": args.unsplit, "rows": args.rows})
+        manifest.append({"model": name, "dtype": dtype, "unsplit": args.unsplit, "fused": args.fused})
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
@@ -277,8 +277,8 @@ def run(args) -> None:
 
 
 COLUMNS = ("eager", "inductor-default", "inductor-reduce-overhead", "inductor-reduce-overhead-fp32", "iree", "schedc-streams", "schedc-graphs-unsplit",
-           "schedc-graphs-rows", "schedc-graphs")
-HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "streams", "unsplit", "rows", "graphs")
+           "schedc-graphs-fused", "schedc-graphs")
+HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "streams", "unsplit", "fused", "graphs")
 
 
 def _table_row(label: str, rows: dict) -> str:
@@ -428,7 +428,7 @@ def main() -> int:
         p.add_argument("--dtypes", default="f32,f16")
         if command == "prepare":
             p.add_argument("--unsplit", action="store_true", help="also the replayed module without split-k (its parts forced to 1)")
-            p.add_argument("--rows", action="store_true", help="also the replayed module with the opt-in reduction-config")
+            p.add_argument("--fused", action="store_true", help="also the replayed module with IREE's aggressive fusion and generic matmuls")
     r = sub.add_parser("run")
     r.add_argument("folder")
     r.add_argument("--repeats", type=int, default=200)

@@ -98,3 +98,82 @@ def test_candidates_come_in_rank_order():
 
 def test_matvecs_on_other_chips_keep_iree_s_config():
     assert heuristic_config(times_matrix(2304, 768), CHIPS["rocm"]) is None
+
+
+def folded(sig: KernelSignature) -> KernelSignature:
+    """The signature IREE gives the same product once the matmul is a linalg.generic
+    (`--iree-opt-generalize-matmul`): the loop of range 1 folded away."""
+    keep = [i for i, size in enumerate(sig.loops) if size != 1]
+    names = {old: new for new, old in enumerate(keep)}
+    maps = []
+    for text in sig.indexing_maps:
+        terms = kc.map_terms(text)
+        results = ", ".join(f"d{names[sums[0][0]]}" for sums in terms if sums[0][0] in names)
+        maps.append(f"affine_map<({', '.join(f'd{i}' for i in range(len(keep)))}) -> ({results})>")
+    return KernelSignature(sig.key, "matmul_like", "linalg.generic", tuple(sig.loops[i] for i in keep),
+                           tuple(sig.iterators[i] for i in keep), tuple(maps), sig.operand_shapes, sig.element_type, sig.fused,
+                           result_type=sig.result_type)
+
+
+@pytest.mark.parametrize("make", [lambda: times_matrix(768, 3072), lambda: linear(2304, 768), lambda: values_over_cache(12, 64, 512)])
+def test_a_product_with_its_unit_loop_folded_away_gets_the_same_config(make):
+    named = make()
+    generic = folded(named)
+    form = mc.MatvecForm.of(generic)
+    assert form is not None and form.ones == () and kc.is_matvec(generic)
+    keep = [i for i, size in enumerate(named.loops) if size != 1]
+    whole, rank_reduced = heuristic_config(named), heuristic_config(generic)
+    assert rank_reduced.workgroup == tuple(whole.workgroup[i] for i in keep)
+    assert (rank_reduced.lane_basis, rank_reduced.subgroup_basis) == (tuple(whole.lane_basis[i] for i in keep),
+                                                                       tuple(whole.subgroup_basis[i] for i in keep))
+
+
+def test_a_dot_product_or_a_row_sum_is_no_matvec():
+    dot = KernelSignature("d", "matmul_like", "linalg.generic", (768,), ("reduction",),
+                          ("affine_map<(d0) -> (d0)>", "affine_map<(d0) -> (d0)>", "affine_map<(d0) -> ()>"), ((768,), (768,), ()), "f32")
+    assert kc.vector_roles(dot) is None and not kc.is_matvec(dot)
+    outer = KernelSignature("o", "matmul_like", "linalg.generic", (16, 768), ("parallel", "reduction"),
+                            ("affine_map<(d0, d1) -> (d0, d1)>", "affine_map<(d0, d1) -> (d0, d1)>", "affine_map<(d0, d1) -> (d0)>"),
+                            ((16, 768), (16, 768), (16,)), "f32")
+    assert kc.vector_roles(outer) is None  # both operands index the output loop: a batch of dot products
+
+
+LAYER_NORM_THEN_LINEAR = """
+func.func @f(%x: tensor<1x256xf16>, %g: tensor<256xf16>, %w: tensor<256x512xf16>) -> tensor<1x512xf16> {
+  %zero = arith.constant 0.0 : f16
+  %n = arith.constant 256.0 : f16
+  %e1 = tensor.empty() : tensor<1xf16>
+  %f1 = linalg.fill ins(%zero : f16) outs(%e1 : tensor<1xf16>) -> tensor<1xf16>
+  %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                         iterator_types = ["parallel", "reduction"]} ins(%x : tensor<1x256xf16>) outs(%f1 : tensor<1xf16>) {
+  ^bb0(%a: f16, %b: f16):
+    %s = arith.addf %a, %b : f16
+    linalg.yield %s : f16
+  } -> tensor<1xf16>
+  %e2 = tensor.empty() : tensor<1x256xf16>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>,
+                                        affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum, %g : tensor<1x256xf16>, tensor<1xf16>, tensor<256xf16>) outs(%e2 : tensor<1x256xf16>) {
+  ^bb0(%a: f16, %s: f16, %c: f16, %o: f16):
+    %m = arith.divf %s, %n : f16
+    %d = arith.subf %a, %m : f16
+    %r = arith.mulf %d, %c : f16
+    linalg.yield %r : f16
+  } -> tensor<1x256xf16>
+  %e3 = tensor.empty() : tensor<1x512xf16>
+  %f3 = linalg.fill ins(%zero : f16) outs(%e3 : tensor<1x512xf16>) -> tensor<1x512xf16>
+  %z = linalg.matmul ins(%y, %w : tensor<1x256xf16>, tensor<256x512xf16>) outs(%f3 : tensor<1x512xf16>) -> tensor<1x512xf16>
+  return %z : tensor<1x512xf16>
+}"""
+
+
+def test_a_normalisation_fused_into_the_projection_after_it_keeps_the_matvec_config():
+    from schedc.compiler.driver import compile_with_options
+    from schedc.options import CompileOptions
+
+    flags = ("--iree-dispatch-creation-enable-aggressive-fusion", "--iree-opt-generalize-matmul")
+    result = compile_with_options(LAYER_NORM_THEN_LINEAR, CompileOptions(target="cuda", emit="hal", iree_flags=flags))
+    kernels = result.records["kernel-config"]["module"]["kernels"]
+    products = [k for k in kernels if k["kind"] == "matmul_like"]
+    assert len(products) == 1 and products[0]["source"] == "heuristic" and products[0]["config"].startswith("vector"), kernels
+    assert "hal.executable.binary" in result.output

@@ -576,6 +576,25 @@ def contraction_roles(sig: KernelSignature) -> tuple[list[int], int, int, int] |
     return sorted(batch + middle), m, n, sig.reduction_loops[0]
 
 
+def vector_roles(sig: KernelSignature) -> tuple[list[int], int, int] | None:
+    """A matrix-vector product with no loop of range 1: its batch loops (indexed by both
+    operands), its one output loop (indexed by the matrix alone) and its reduction loop. IREE
+    folds the unit M of a batch-1 linear layer away once the matmul is a linalg.generic
+    (`--iree-opt-generalize-matmul`, which lets a layer norm fuse into the projection after
+    it); None for anything else."""
+    if len(sig.indexing_maps) < 3 or len(sig.reduction_loops) != 1:
+        return None
+    first, second = (_map_dims(m) for m in sig.indexing_maps[:2])
+    k = sig.reduction_loops[0]
+    if first is None or second is None or k not in first or k not in second:
+        return None
+    batch = [i for i in sig.parallel_loops if i in first and i in second]
+    others = [i for i in sig.parallel_loops if i not in batch]
+    if len(others) != 1 or not any(others[0] in dims for dims in (first, second)):
+        return None
+    return batch, others[0], k
+
+
 def igemm_form(sig: KernelSignature) -> KernelSignature | None:
     """A window convolution (3x3, 5x5, strided, dilated, grouped; not depthwise) as the
     contraction IREE's implicit GEMM computes (`use_igemm_convolution`): the convolution's
@@ -976,7 +995,9 @@ def is_matvec(sig: KernelSignature) -> bool:
     reduction over K across a warp, ran ShuffleNet's classifier (1x1000x1024) in 4.2 us where
     the heuristic's tiles took 50.1 us (f32; 3.3 against 8.4 in f16; bench/layers.py, H200)."""
     roles = contraction_roles(sig)
-    return roles is not None and 1 in (sig.loops[roles[1]], sig.loops[roles[2]])
+    if roles is None:
+        return vector_roles(sig) is not None
+    return 1 in (sig.loops[roles[1]], sig.loops[roles[2]])
 
 
 def scatter_config(sig: KernelSignature) -> KernelConfig | None:

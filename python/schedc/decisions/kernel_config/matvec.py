@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from schedc.decisions.kernel_config import ELEMENT_BYTES, MAX_THREADS, SUBGROUP, KernelConfig, KernelSignature, contraction_roles, map_terms
+from schedc.decisions.kernel_config import ELEMENT_BYTES, MAX_THREADS, SUBGROUP, KernelConfig, KernelSignature, contraction_roles, map_terms, vector_roles
 
 # The element types the configs are made for.
 ELEMENT_TYPES = ("f32", "f16", "bf16")
@@ -45,15 +45,23 @@ class MatvecForm:
 
     @staticmethod
     def of(sig: KernelSignature) -> "MatvecForm | None":
-        """The form of a contraction with M or N of 1 and plain projections as maps, else None."""
+        """The form of a contraction with M or N of 1 (or folded away) and plain projections
+        as maps, else None."""
+        if sig.element_type not in ELEMENT_TYPES:
+            return None
         roles = contraction_roles(sig)
-        if roles is None or sig.element_type not in ELEMENT_TYPES:
-            return None
-        batch, m, n, k = roles
-        if sig.loops[m] != 1 and sig.loops[n] != 1:
-            return None
-        out = n if sig.loops[m] == 1 else m
-        ones = tuple(i for i in (m, n) if i != out)
+        if roles is None:
+            vector = vector_roles(sig)
+            if vector is None:
+                return None
+            batch, out, k = vector
+            ones = ()
+        else:
+            batch, m, n, k = roles
+            if sig.loops[m] != 1 and sig.loops[n] != 1:
+                return None
+            out = n if sig.loops[m] == 1 else m
+            ones = tuple(i for i in (m, n) if i != out)
         matrix = next((i for i in (0, 1) if _indexes(sig.indexing_maps[i], out)), None)
         if matrix is None:
             return None
