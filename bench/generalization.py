@@ -17,8 +17,8 @@ read 0%.
 (a parameter archive): `iree` (IREE's own kernel configs, replayed), `schedc-streams` and
 `schedc-graphs` (schedc's default pipeline and kernel configs, stream execution and replay);
 with `--unsplit` also the replayed module without split-k, with `--fused` also the replayed one
-with IREE's aggressive fusion and generic matmuls (FUSION_FLAGS) and IREE's own module with them,
-each its own column.
+with IREE's aggressive fusion and generic matmuls (FUSION_FLAGS), the same with mma-operands
+swapping nothing, and IREE's own module with them, each its own column.
 `run`, on a machine with a CUDA GPU and iree-base-runtime (no compiler), rebuilds each model
 from bench/heldout.py (random weights), writes its weights as the modules' archive, and times
 at batch 1, in one process per execution mode (IREE reads the CUDA mode once per process):
@@ -73,9 +73,12 @@ UNSPLIT = {"schedc-graphs-unsplit": ({"execution": "graphs", "passes": "split-k{
 # (a layer norm's normalisation fused into the projection after it, a reduction's two passes
 # into one dispatch), to time them beside the default in the same process.
 FUSION_FLAGS = ("--iree-dispatch-creation-enable-aggressive-fusion", "--iree-opt-generalize-matmul")
-# IREE's own configs with the same flags too: whether a wrong result (f16 on CUDA, tenth session)
-# is IREE's code or schedc's configs for the fused dispatches.
+# IREE's own configs with the same flags too, and schedc's with mma-operands swapping nothing:
+# whether a wrong result (f16 on CUDA, tenth session) is IREE's code, schedc's configs for the
+# fused dispatches, or the operands' swap.
 FUSED = {"schedc-graphs-fused": ({"execution": "graphs", "iree_flags": FUSION_FLAGS}, "graphs"),
+         "schedc-graphs-fused-noswap": ({"execution": "graphs", "iree_flags": FUSION_FLAGS,
+                                         "passes": "mma-operands{swap=false},memory-order,arena-plan"}, "graphs"),
          "iree-fused": ({"tuning": False, "execution": "graphs", "iree_flags": FUSION_FLAGS}, "graphs")}
 
 
@@ -281,8 +284,8 @@ def run(args) -> None:
 
 
 COLUMNS = ("eager", "inductor-default", "inductor-reduce-overhead", "inductor-reduce-overhead-fp32", "iree", "iree-fused", "schedc-streams",
-           "schedc-graphs-unsplit", "schedc-graphs-fused", "schedc-graphs")
-HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "iree fus", "streams", "unsplit", "fused", "graphs")
+           "schedc-graphs-unsplit", "schedc-graphs-fused", "schedc-graphs-fused-noswap", "schedc-graphs")
+HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "iree fus", "streams", "unsplit", "fused", "fus nosw", "graphs")
 
 
 def _table_row(label: str, rows: dict) -> str:

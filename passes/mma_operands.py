@@ -20,25 +20,37 @@ before kernel-config, so configs and the kernel database see the swapped op.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from schedc.ir.dispatches import executables, mma_swap_candidates, swap_first_inputs
 from schedc.passes.base import PassInfo
 
 
-def mma_operands(module, pass_, options, context) -> None:
+@dataclass(frozen=True)
+class Options:
+    # false: list what it would swap and swap nothing (`--passes=mma-operands{swap=false},...`),
+    # to check on a GPU whether a wrong result comes from the swap or from IREE's code.
+    swap: bool = True
+
+
+def mma_operands(module, pass_, options: Options, context) -> None:
     if (context.target or "cuda") != "cuda":
         return
-    swapped = []
+    candidates = []
     for executable in executables(module):
         for op in mma_swap_candidates(executable):
-            swap_first_inputs(op)
-            swapped.append(executable.entry)
-    context.records.setdefault("mma-operands", {})["module"] = {"swapped": swapped}
+            if options.swap:
+                swap_first_inputs(op)
+            candidates.append(executable.entry)
+    record = {"swapped": candidates} if options.swap else {"swapped": [], "left": candidates}
+    context.records.setdefault("mma-operands", {})["module"] = record
 
 
 PASS = PassInfo(
     name="mma-operands",
     summary="on cuda, put an f16/bf16 contraction's inputs in the order IREE's tensor-core code computes correctly",
     run=mma_operands,
+    options=Options,
     implicit_for=("cuda",),
     always=True,
 )

@@ -638,6 +638,19 @@ def test_an_f16_1x1_convolution_reaches_cuda_filter_first_tuned_or_not(tuning):
     assert "mma-operands" not in cpu.records  # CPU code is right in either order
 
 
+def test_mma_operands_told_not_to_swap_lists_what_it_leaves():
+    import re
+
+    from schedc.compiler.driver import compile_with_options
+    from schedc.options import CompileOptions
+
+    result = compile_with_options(F16_CONV1X1, CompileOptions(target="cuda", emit="flow", passes="mma-operands{swap=false},memory-order"))
+    record = result.records["mma-operands"]["module"]
+    assert record["swapped"] == [] and len(record["left"]) == 1
+    contraction = re.search(r'iterator_types = \["parallel", "parallel", "reduction"\]\} ins\([^:]+: (tensor<[^,]+>), (tensor<[^)]+>)\)', result.output)
+    assert contraction and contraction.groups() == ("tensor<64x3025xf16>", "tensor<16x64xf16>")  # the image first, as IREE made it
+
+
 def test_a_scatter_whose_indices_may_repeat_keeps_iree_s_code():
     # An accumulating index_put: one update per thread would race on a repeated index.
     text = """
