@@ -37,6 +37,9 @@ class PassContext:
     # Wall time per pass (a schedc.compiler.timing.PhaseTimer, nested under the driver's
     # phase), for `schedc --timing`; None: not timed.
     timer: object = None
+    # The names of the passes this compile runs (the driver's pipeline), for a pass that
+    # leaves an op to a later one; empty where not known (schedc-opt).
+    passes: tuple = ()
 
     @staticmethod
     def from_options(options: CompileOptions, **fields) -> "PassContext":

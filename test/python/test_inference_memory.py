@@ -27,9 +27,7 @@ def imported(make_model, shape) -> tuple[str, torch.Tensor, np.ndarray]:
 
 def compiled_and_run(text: str, passes: str, x: torch.Tensor, path) -> tuple[dict, np.ndarray]:
     """The function's report entry and its result on `x`, compiled for the host CPU with IREE's
-    own code generation (--no-tuning): the kernels these figures were measured on
-    (cpu-config's im2col turns a convolution over a concatenation into a matmul that
-    split-concat does not split)."""
+    own code generation (--no-tuning): the kernels these figures were measured on."""
     compiled = compile_with_options(text, CompileOptions.for_target(resolve_target("llvm-cpu"), passes=passes, report=True, tuning=False))
     (entry,) = compiled.report["functions"].values()
     path.write_bytes(compiled.output)
@@ -140,3 +138,20 @@ def test_the_split_cell_compiles_for_cuda_with_kernel_configs():
     compiled = compile_with_options(text, CompileOptions.for_target(resolve_target("cuda"), passes="split-concat,memory-order,arena-plan", report=True))
     kernels = compiled.report["kernels"]["kernels"]
     assert compiled.output and any(k["source"] == "iree" and "matmul_like" in k["dispatch"] for k in kernels)
+
+
+def test_cpu_config_leaves_split_concat_its_concatenation(tmp_path):
+    # cpu-config runs first (input phase): its gemm kernel would read the concatenation as one
+    # matrix and split-concat would find nothing to split. Named together, it keeps IREE's
+    # layout for that convolution alone; the others still take the forced one.
+    text, x, expected = imported(Cell, (1, 8, 16, 16))
+    target = resolve_target("llvm-cpu")
+    for passes, splits in (("cpu-config{layout=gemm},memory-order,arena-plan", None),
+                           ("cpu-config{layout=gemm},split-concat,memory-order,arena-plan", {"reductions_split": 1})):
+        compiled = compile_with_options(text, CompileOptions.for_target(target, passes=passes, report=True))
+        (entry,) = compiled.report["functions"].values()
+        assert entry.get("split-concat") == splits
+        layouts = [op["layout"] for op in compiled.records["cpu-config"]["module"]["ops"]]
+        assert ("nchw (left to split-concat)" in layouts) == (splits is not None) and "gemm" in layouts, layouts
+        (tmp_path / "cell.vmfb").write_bytes(compiled.output)
+        np.testing.assert_allclose(schedc.load(str(tmp_path / "cell.vmfb")).forward(x.numpy()), expected, rtol=1e-5, atol=1e-5)

@@ -189,7 +189,8 @@ def compile_with_options(source, options: CompileOptions, pass_output=None, time
         executables = "per-dispatch" if options.emit == Emit.EXECUTABLES else "linked" if options.dump_phases else None
         steps = _Steps(work, input_path, target_flags + list(dict.fromkeys(pass_flags)), options.iree_flags, executables, timer)
         # Each pass nests under the schedc phase that runs it in the timer.
-        context = PassContext.from_options(options, timer=timer, **({"out": pass_output} if pass_output is not None else {}))
+        context = PassContext.from_options(options, timer=timer, passes=tuple(i.name for i in invocations),
+                                           **({"out": pass_output} if pass_output is not None else {}))
         result = CompileResult(output=b"", records=context.records, timer=timer)
         if options.batch_buckets:
             steps.current = _batch_buckets(steps, target_flags, options.batch_buckets)
