@@ -22,6 +22,7 @@ import argparse
 import subprocess
 import sys
 import re
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -93,8 +94,6 @@ def build(out: Path, wheels: Path, python: str) -> tuple[Path, int]:
     wheel = find_wheel(wheels, version, python) or download_wheel(wheels, version, python)
     site = out / "site"
     if site.exists():
-        import shutil
-
         shutil.rmtree(site)
     size = unpack(wheel, site)
     relative = out.resolve().relative_to(ROOT) if out.resolve().is_relative_to(ROOT) else out
