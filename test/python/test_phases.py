@@ -101,3 +101,34 @@ def test_a_pass_can_ask_iree_for_flags(monkeypatch):
     monkeypatch.setitem(REGISTRY, "needs-flag", PassInfo("needs-flag", "asks IREE for a flag", lambda *a: None, iree_flags=("--iree-no-such-flag",)))
     with pytest.raises(schedc.CompileError, match="no-such-flag"):
         schedc.compile(MATVEC, passes="needs-flag", emit="flow")
+
+
+IOTA = """
+func.func @iota(%n: index) -> tensor<?xf32> {
+  %init = tensor.empty(%n) : tensor<?xf32>
+  %i = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%init : tensor<?xf32>) {
+  ^bb0(%o: f32):
+    %x = linalg.index 0 : index
+    %y = arith.index_cast %x : index to i32
+    %z = arith.sitofp %y : i32 to f32
+    linalg.yield %z : f32
+  } -> tensor<?xf32>
+  return %i : tensor<?xf32>
+}
+"""
+
+
+def test_iree_s_dispatch_tensor_traces_survive_the_phases(tmp_path):
+    """`--iree-flow-trace-dispatch-tensors` (bench/dispatch_diff.py) prints the trace of a
+    dispatch without inputs as text IREE cannot parse back between phases; schedc drops that
+    empty trace and keeps the others, which print each dispatch's tensors when the module runs."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = tmp_path / "m.vmfb"
+    schedc.compile(IOTA, target="llvm-cpu", output=str(path), iree_flags=["--iree-flow-trace-dispatch-tensors"])
+    run = Path(sys.executable).parent / "iree-run-module"
+    done = subprocess.run([str(run), f"--module={path}", "--device=local-sync", "--function=iota", "--input=4"],
+                          capture_output=True, text=True, check=True)
+    assert "outputs ===\n4xf32=0 1 2 3" in done.stderr

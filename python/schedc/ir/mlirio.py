@@ -122,9 +122,12 @@ def write_with_resources(module: ir.Operation, resources: str, path: Path) -> No
     Path(path).write_text(module_text(module) + resources)
 
 
-# IREE 3.13 prints #stream.partitioning_config<favor-debug> but parses only the quoted form.
+# IREE 3.13 prints #stream.partitioning_config<favor-debug> but parses only the quoted form,
+# and prints a trace of no tensors (`--iree-flow-trace-dispatch-tensors` on a dispatch without
+# inputs) as `flow.tensor.trace "..." = []`, which it cannot parse: such a trace shows nothing.
 _ROUND_TRIP_FIXES = (
     (re.compile(r"#stream\.partitioning_config<favor-([a-z-]+)>"), r'#stream.partitioning_config<"\1">'),
+    (re.compile(r'^[ \t]*flow\.tensor\.trace "[^"\n]*" = \[\][ \t]*\n', re.MULTILINE), ""),
 )
 
 
