@@ -74,7 +74,7 @@ def prompt_ids(name: str) -> list[int]:
     return np.random.default_rng(1).integers(0, VOCAB[name], PROMPT).tolist()
 
 
-def prepare(folder: Path, dtype: str, tuning: bool, name: str, iree_flags: list[str] = ()) -> None:
+def prepare(folder: Path, dtype: str, tuning: bool, name: str, iree_flags: list[str] = (), passes: str | None = None) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     schedc = [sys.executable, "-m", "schedc.tools.schedc"]
     mlir, archive = folder / f"{name}.{dtype}.mlir", folder / f"{name}.{dtype}.irpa"
@@ -86,7 +86,7 @@ def prepare(folder: Path, dtype: str, tuning: bool, name: str, iree_flags: list[
     for execution in ("streams", "graphs"):
         started = time.perf_counter()
         subprocess.run([*schedc, str(mlir), "--target=cuda", f"--execution={execution}", *([] if tuning else ["--no-tuning"]),
-                        *(f"--iree-flag={flag}" for flag in iree_flags),
+                        *(f"--iree-flag={flag}" for flag in iree_flags), *([f"--passes={passes}"] if passes else []),
                         "-o", str(folder / f"{name}.{dtype}.{execution}.vmfb")], check=True)
         print(f"compiled {execution} in {time.perf_counter() - started:.0f} s", flush=True)
     mlir.unlink()
@@ -387,6 +387,7 @@ def main() -> None:
     parser.add_argument("--dtype", default="f32", choices=("f32", "f16"))
     parser.add_argument("--no-tuning", action="store_true", help="prepare: IREE's own kernel configs")
     parser.add_argument("--iree-flag", action="append", default=[], help="prepare: a flag for iree-compile (repeatable), e.g. --iree-opt-level=O2")
+    parser.add_argument("--passes", help="prepare: schedc's pass pipeline instead of the default, e.g. 'mma-operands{swap=false},memory-order,arena-plan'")
     parser.add_argument("--graphs", action="store_true", help="run: the replayed module (a process runs one CUDA mode)")
     parser.add_argument("--reduce-overhead", action="store_true", help="run: also HF's decode step under torch.compile(mode='reduce-overhead')")
     parser.add_argument("--model", default="gpt2", choices=sorted(MODELS), help="gpt2: GPT-2 small; llama: a Llama of its size")
@@ -394,7 +395,7 @@ def main() -> None:
     parser.add_argument("--who", default="walls", choices=("walls", "schedc", "reduce-overhead"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.step == "prepare":
-        prepare(Path(args.folder), args.dtype, not args.no_tuning, args.model, args.iree_flag)
+        prepare(Path(args.folder), args.dtype, not args.no_tuning, args.model, args.iree_flag, args.passes)
     elif args.step == "profile":
         profile(Path(args.folder), args.dtype, args.model)
     elif args.step == "memory":
