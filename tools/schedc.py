@@ -112,6 +112,8 @@ def import_parser() -> argparse.ArgumentParser:
                    "module: prefill per --seq-buckets, one decode step, the KV cache as device state (run it with schedc generate)")
     p.add_argument("--seq-buckets", default="32,64,128,256", metavar="32,64,...", help="with --generate: the prompt lengths prefill is compiled for")
     p.add_argument("--max-seq", type=int, default=512, help="with --generate: the positions the KV cache holds")
+    p.add_argument("--batch-buckets", default="1", metavar="1,2,4,...", help="with --generate: the numbers of prompts generated "
+                   "together that prefill and decode are compiled for, each with a KV cache of its own (1 always)")
     p.add_argument("--train", action="store_true", help="import one training step: the factory returns (model, inputs, targets, loss); "
                    "the function train_step takes (parameters, buffers, inputs, targets) and returns (updated buffers, loss, gradients)")
     return p
@@ -527,7 +529,7 @@ def _note_inlined_weights(model) -> None:
 
 
 def _import_generation(args) -> int:
-    from schedc.torch.generation import import_generation
+    from schedc.torch.generation import MAX_BATCH, import_generation
     from schedc.torch.importer import convert_precision, load_factory
     from schedc.outputs import write_output
 
@@ -539,12 +541,18 @@ def _import_generation(args) -> int:
         raise SchedcError(f"--seq-buckets={args.seq_buckets}: expected positive integers such as 32,64,128") from None
     if not buckets or buckets[0] < 1 or buckets[-1] > args.max_seq or args.max_seq > MAX_SEQ:
         raise SchedcError(f"--seq-buckets must be from 1 to --max-seq ({args.max_seq}), and --max-seq at most {MAX_SEQ}")
+    try:
+        batches = sorted({int(b) for b in args.batch_buckets.split(",") if b.strip()})
+    except ValueError:
+        raise SchedcError(f"--batch-buckets={args.batch_buckets}: expected positive integers such as 1,2,4") from None
+    if not batches or batches[0] < 1 or batches[-1] > MAX_BATCH:
+        raise SchedcError(f"--batch-buckets must be from 1 to {MAX_BATCH}, got {args.batch_buckets}")
     if args.params is not None and os.path.realpath(args.params) == os.path.realpath(args.output):
         raise SchedcError(f"{args.params}: the parameter archive and the MLIR (-o) must be two files")
     model, example = load_factory(args.factory)
     if args.dtype:
         model, _ = convert_precision(model, example, args.dtype)
-    write_output(args.output, import_generation(model, buckets, args.max_seq, params=args.params))
+    write_output(args.output, import_generation(model, buckets, args.max_seq, params=args.params, batches=batches))
     print(_wrote([args.output] + ([args.params] if args.params else [])), file=sys.stderr)
     return 0
 
@@ -555,7 +563,8 @@ MAX_SEQ = 65536  # the longest KV cache --max-seq makes (far past what a model's
 def generate_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="schedc generate", description="Greedy text generation with a module made by schedc import --generate.")
     p.add_argument("module", help="a .vmfb of a generation module")
-    p.add_argument("--prompt-ids", required=True, metavar="1,2,3", help="the prompt's token ids")
+    p.add_argument("--prompt-ids", required=True, action="append", metavar="1,2,3",
+                   help="the prompt's token ids; repeated, several prompts generated together (a module imported with --batch-buckets)")
     p.add_argument("--max-new-tokens", type=int, default=64)
     p.add_argument("--eos-token-id", type=int, help="stop after this token")
     p.add_argument("--device", default="local-task", help="local-task (default), local-sync, cuda, hip")
@@ -566,12 +575,18 @@ def generate_parser() -> argparse.ArgumentParser:
 def cmd_generate(args) -> int:
     from schedc.runtime.module import load
 
-    try:
-        prompt = [int(t) for t in args.prompt_ids.split(",") if t.strip()]
-    except ValueError:
-        raise SchedcError(f"--prompt-ids={args.prompt_ids}: expected token ids such as 15496,11,616") from None
+    prompts = []
+    for text in args.prompt_ids:
+        try:
+            prompts.append([int(t) for t in text.split(",") if t.strip()])
+        except ValueError:
+            raise SchedcError(f"--prompt-ids={text}: expected token ids such as 15496,11,616") from None
     module = load(args.module, device=args.device, params=parse_params(args.params))
-    for token in module.generate_iter(prompt, args.max_new_tokens, args.eos_token_id):
+    if len(prompts) > 1:  # one line of new tokens per prompt, in order
+        for row in module.generate_batch(prompts, args.max_new_tokens, args.eos_token_id):
+            print(" ".join(map(str, row)))
+        return 0
+    for token in module.generate_iter(prompts[0], args.max_new_tokens, args.eos_token_id):
         print(token, end=" ", flush=True)
     print()
     return 0

@@ -153,3 +153,96 @@ def test_replayed_buckets_share_one_pool_and_generate_hugging_faces_tokens(tmp_p
     for length in (13, 3, 13):  # 16, then 8, then 16 again: each overwrites the other's transients
         prompt = np.random.default_rng(length).integers(1, 500, length).tolist()
         assert module.generate(prompt, 12) == reference(model, prompt, 12)
+
+
+def hf_batched(model, prompts, new):
+    """Hugging Face's batched greedy `generate`: the prompts padded on the left, masked there."""
+    length = max(len(p) for p in prompts)
+    ids = torch.zeros(len(prompts), length, dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for i, prompt in enumerate(prompts):
+        ids[i, length - len(prompt):] = torch.tensor(prompt)
+        mask[i, length - len(prompt):] = 1
+    with torch.no_grad():
+        out = model.generate(ids, attention_mask=mask, max_new_tokens=new, do_sample=False, pad_token_id=0)
+    return out[:, length:].tolist()
+
+
+def tiny_llama():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         vocab_size=500, max_position_embeddings=256, attn_implementation="eager", initializer_range=0.3)
+    return LlamaForCausalLM(config).eval()
+
+
+@pytest.fixture(scope="module", params=["gpt2", "llama"])
+def batched_lm(request, tmp_path_factory):
+    folder = tmp_path_factory.mktemp(f"batched-{request.param}")
+    model = tiny_gpt2() if request.param == "gpt2" else tiny_llama()
+    mlir = import_generation(model, BUCKETS, MAX_SEQ, params=str(folder / "lm.irpa"), batches=(4,))
+    module = schedc.load(schedc.compile(mlir, target="llvm-cpu"), params=str(folder / "lm.irpa"))
+    return model, module, mlir
+
+
+def test_batched_prompts_give_hugging_faces_batched_tokens(batched_lm):
+    """Three prompts of 3, 10 and 1 tokens in the batch bucket of 4 (GPT-2's learned positions,
+    Llama's rotary ones): each row's tokens are those of Hugging Face's batched generate, and
+    those of the prompt generated alone."""
+    model, module, _ = batched_lm
+    prompts = [np.random.default_rng(n).integers(1, 500, n).tolist() for n in (3, 10, 1)]
+    rows = module.generate_batch(prompts, NEW)
+    assert rows == hf_batched(model, prompts, NEW)
+    assert rows == [module.generate(p, NEW) for p in prompts]
+    assert all(len(set(row)) > 5 for row in rows)
+
+
+def test_a_batched_row_stops_at_its_end_of_sequence_token_and_the_others_go_on(batched_lm):
+    _, module, _ = batched_lm
+    prompts = [[5, 17, 300], [7, 8]]
+    full = module.generate_batch(prompts, 20)
+    stop = full[0][4]
+    rows = module.generate_batch(prompts, 20, eos_token_id=stop)
+    for row, whole in zip(rows, full):
+        assert row == (whole[: whole.index(stop) + 1] if stop in whole else whole)
+
+
+@pytest.mark.parametrize("prompts, message", [
+    ([[1, 2]] * 5, "5 prompts at once: the module's batch buckets are [1, 4]"),
+    ([[1, 2], list(range(1, 18))], "longer than the largest sequence bucket (16)"),
+    ([1, 2, 3], "a list of prompts, each a list of token ids"),
+])
+def test_what_cannot_run_batched_is_a_clear_error(batched_lm, prompts, message):
+    _, module, _ = batched_lm
+    with pytest.raises(schedc.SchedcError, match=re.escape(message)):
+        module.generate_batch(prompts, 5)
+
+
+def test_each_batch_bucket_updates_its_cache_in_place(batched_lm):
+    """decode_x4's stream-phase IR, as the batch-1 step's: the caches are loaded as variable
+    resources and nothing the size of a layer's cache is copied."""
+    _, _, mlir = batched_lm
+    stream = schedc.compile(mlir, target="llvm-cpu", emit="stream")
+    decode = stream[stream.index("util.func public @decode_x4$async"):]
+    decode = decode[: decode.index("\n  }")]
+    cache_bytes = 4 * 2 * MAX_SEQ * 16 * 4  # batch, heads (Llama's 2 key-value heads), positions, head size, f32
+    assert "!stream.resource<variable>" in re.findall(r"util\.global\.load (?:immutable )?@__state_\w+ : (\S+)", decode)
+    assert all(kind == "!stream.timepoint" for kind in re.findall(r"util\.global\.store [^:]*: (\S+)", decode))
+    copies = [int(n) for n in re.findall(r"stream\.cmd\.copy [^\n]*?, %c(\d+) ", decode)]
+    assert all(n < cache_bytes for n in copies), copies
+
+
+def test_cli_generates_several_prompts_together(tmp_path):
+    def schedc_cli(*args):
+        return subprocess.run([sys.executable, "-m", "schedc.tools.schedc", *map(str, args)], capture_output=True, text=True)
+
+    result = schedc_cli("import", f"{EXAMPLE}:tiny_gpt2", "--generate", "--seq-buckets=8", "--max-seq=32", "--batch-buckets=2",
+                        "-o", tmp_path / "lm.mlir")
+    assert result.returncode == 0, result.stderr
+    assert schedc_cli(tmp_path / "lm.mlir", "-o", tmp_path / "lm.vmfb").returncode == 0
+    result = schedc_cli("generate", tmp_path / "lm.vmfb", "--prompt-ids", "5,17,300", "--prompt-ids", "9", "--max-new-tokens", "6")
+    assert result.returncode == 0, result.stderr
+    assert [[int(t) for t in line.split()] for line in result.stdout.splitlines()] == hf_batched(tiny_gpt2(), [[5, 17, 300], [9]], 6)
+    result = schedc_cli("import", f"{EXAMPLE}:tiny_gpt2", "--generate", "--batch-buckets=2,x", "-o", tmp_path / "x.mlir")
+    assert result.returncode == 1 and "--batch-buckets=2,x: expected positive integers" in result.stderr

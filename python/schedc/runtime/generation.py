@@ -4,10 +4,18 @@
     ids = module.generate([15496, 11, 616], max_new_tokens=64, eos_token_id=50256)
     for token in module.generate_iter(prompt, 64): ...
 
+    rows = module.generate_batch([[15496, 11], [40, 588, 257]], max_new_tokens=64)
+
 The prompt runs through the smallest prefill bucket that holds it, padded on the right; each
 new token then goes through `decode` at its position. The KV cache is the module's own state on
 the device: no call passes or copies it. One generation at a time per module: a prompt starts
 over at position 0.
+
+Several prompts (a module imported with --batch-buckets) run together in the smallest batch
+bucket that holds them (the rows past them repeat the first prompt, and are dropped): each
+padded on the left to the longest, its mask 0 there and its position ids counted from its first
+token, as Hugging Face's batched `generate` pads them; then, all at one cache position, on
+through the bucket's prefill (padded on the right) and decode.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ class Generation:
         self.buckets = sorted(int(b) for b in config["buckets"])
         self.max_seq = int(config["max_seq"])
         self.vocab = int(config.get("vocab", 0)) or None
+        self.batches = sorted(int(b) for b in config.get("batches", [1]))
         self._module = module
 
     def check(self, prompt, max_new_tokens: int) -> list[int]:
@@ -36,7 +45,8 @@ class Generation:
         if ids.ndim == 2 and ids.shape[0] == 1:
             ids = ids[0]
         if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer) and ids.size:
-            raise SchedcError(f"a prompt is a list of token ids (one sequence), not an array of shape {ids.shape} and type {ids.dtype}")
+            raise SchedcError(f"a prompt is a list of token ids (one sequence), not an array of shape {ids.shape} and type {ids.dtype}"
+                              " (several prompts go to generate_batch)")
         ids = [int(t) for t in ids]
         if not ids:
             raise SchedcError("the prompt is empty: generation needs at least one token")
@@ -70,3 +80,45 @@ class Generation:
                 return
             position = np.array([length + step], np.int64)
             token = int(np.asarray(decode(np.array([[token]], np.int64), position, last)).reshape(-1)[0])
+
+    def batch(self, prompts, max_new_tokens: int, eos_token_id: int | None = None) -> list[list[int]]:
+        """Each prompt's new tokens (greedy), all generated together (see the module's doc);
+        a row stops after `eos_token_id`, the others go on."""
+        if isinstance(prompts, np.ndarray) and prompts.ndim == 1 or not len(prompts) or np.ndim(prompts[0]) != 1:
+            raise SchedcError("generate_batch takes a list of prompts, each a list of token ids")
+        rows = [self.check(p, max_new_tokens) for p in prompts]
+        if len(rows) == 1:
+            return [list(self.tokens(rows[0], max_new_tokens, eos_token_id))]
+        batch = next((b for b in self.batches if b >= len(rows)), None)
+        if batch is None or batch == 1:
+            raise SchedcError(f"{len(rows)} prompts at once: the module's batch buckets are {self.batches}; import the model with "
+                              f"--batch-buckets=... holding {len(rows)}, or generate them in turn")
+        length = max(len(r) for r in rows)
+        if length + max_new_tokens - 1 > self.max_seq:
+            raise SchedcError(f"the longest prompt ({length} tokens, the others padded to it) and {max_new_tokens} new tokens need "
+                              f"{length + max_new_tokens - 1} cache positions; the module's cache holds {self.max_seq} (--max-seq)")
+        bucket = next(b for b in self.buckets if b >= length)
+        rows += [rows[0]] * (batch - len(prompts))
+        pads = np.array([length - len(r) for r in rows], np.int64)
+        ids, mask = np.zeros((batch, bucket), np.int64), np.ones((batch, self.max_seq), np.int64)
+        for i, (row, pad) in enumerate(zip(rows, pads)):
+            ids[i, pad:length] = row
+            mask[i, :pad] = 0
+        positions = np.arange(bucket, dtype=np.int64)
+        position_ids = np.maximum(positions[None, :] - pads[:, None], 0)
+        prefill = self._module[f"prefill_{bucket}_x{batch}"]
+        tokens = np.asarray(prefill(ids, positions, np.array([length - 1], np.int64), mask, position_ids)).reshape(-1)
+        decode = self._module[f"decode_x{batch}"]
+        out = [[] for _ in prompts]
+        done = [False] * len(prompts)
+        for step in range(max_new_tokens):
+            for i, row in enumerate(out):
+                if not done[i]:
+                    row.append(int(tokens[i]))
+                    done[i] = int(tokens[i]) == eos_token_id
+            if all(done) or step == max_new_tokens - 1:
+                return out
+            position = length + step
+            tokens = np.asarray(decode(tokens.reshape(batch, 1).astype(np.int64), np.array([position], np.int64), np.zeros(1, np.int64),
+                                       mask, (position - pads).reshape(batch, 1))).reshape(-1)
+        return out

@@ -725,6 +725,14 @@ class Module:
         (`schedc.runtime.generation`)."""
         return list(self.generate_iter(prompt_ids, max_new_tokens, eos_token_id))
 
+    def generate_batch(self, prompts, max_new_tokens: int, eos_token_id: int | None = None) -> list[list[int]]:
+        """Greedy new tokens for each of several prompts, generated together in the module's
+        smallest batch bucket that holds them (`schedc import --generate --batch-buckets`)."""
+        generation = self.generation
+        if generation is None:
+            raise RuntimeLoadError("this module is not a generation module: import the model with schedc import --generate")
+        return generation.batch(prompts, max_new_tokens, eos_token_id)
+
     def generate_iter(self, prompt_ids, max_new_tokens: int, eos_token_id: int | None = None):
         """Each token of `generate`, as it is made."""
         generation = self.generation

@@ -11,6 +11,13 @@ The module exports, for a Hugging Face causal LM (GPT-2, Llama, ... with a stati
   decode steps overwrite the padded positions before any query reaches them.
 - `decode(ids: i64[1, 1], positions: i64[1], last: i64[1]) -> i64[1]`: one token at its
   position; returns the next greedy token.
+- with `batches=(1, 4, ...)`, for each batch size B past 1, `prefill_<b>_x<B>(ids: i64[B, b],
+  positions, last, mask: i64[B, max_seq], position_ids: i64[B, b]) -> i64[B]` and
+  `decode_x<B>(ids: i64[B, 1], positions, last, mask, position_ids: i64[B, 1]) -> i64[B]`, a
+  cache of their own: B prompts, each padded on the left to the longest (its mask is 0 there
+  and its position ids count from its first real token), so that every sequence's next token
+  goes to the same cache position and one decode graph serves them all, as Hugging Face's
+  batched `generate` pads them.
 The cache (each layer's keys and values, max_seq long, and its length) is a set of mutable
 `util.global`s that prefill and decode update in place: no call passes or copies the cache,
 and the position is data, so one decode graph serves every step.
@@ -35,14 +42,17 @@ from schedc.errors import SchedcError
 from schedc.runtime.abi import GENERATION  # the module's attribute, then its functions' reflection
 
 
-def static_step(model, max_seq: int):
-    """A torch module that runs `model` on a static cache of `max_seq` positions, its cache
-    tensors registered as buffers (torch.export lifts buffers it reaches through the module;
-    tensors held by a cache object alone would be unmutable constants)."""
+def static_step(model, max_seq: int, batch: int = 1):
+    """A torch module that runs `model` on a static cache of `max_seq` positions for `batch`
+    sequences, its cache tensors registered as buffers (torch.export lifts buffers it reaches
+    through the module; tensors held by a cache object alone would be unmutable constants).
+    With several sequences the step also takes each one's attention mask over the cache
+    positions (0 where it is left-padded) and its position ids."""
     import torch
     from transformers.cache_utils import StaticCache
 
     keeps_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
+    tag = "" if batch == 1 else f"x{batch}_"
 
     class Step(torch.nn.Module):
         def __init__(self):
@@ -53,45 +63,48 @@ def static_step(model, max_seq: int):
             heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
             head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
             dtype = next(model.parameters()).dtype
-            self.cache.early_initialization(1, heads, head_dim, dtype, torch.device("cpu"))
-            for i, layer in enumerate(self.cache.layers):
-                self.register_buffer(f"cache_keys_{i}", layer.keys, persistent=False)
-                self.register_buffer(f"cache_values_{i}", layer.values, persistent=False)
-                self.register_buffer(f"cache_length_{i}", layer.cumulative_length, persistent=False)
+            self.cache.early_initialization(batch, heads, head_dim, dtype, torch.device("cpu"))
+            self.names = [(f"cache_{tag}keys_{i}", f"cache_{tag}values_{i}", f"cache_{tag}length_{i}") for i in range(len(self.cache.layers))]
+            for layer, (keys, values, length) in zip(self.cache.layers, self.names):
+                self.register_buffer(keys, layer.keys, persistent=False)
+                self.register_buffer(values, layer.values, persistent=False)
+                self.register_buffer(length, layer.cumulative_length, persistent=False)
 
-        def forward(self, ids, positions, last):
-            for i, layer in enumerate(self.cache.layers):  # the buffers as the trace sees them
-                layer.keys, layer.values = getattr(self, f"cache_keys_{i}"), getattr(self, f"cache_values_{i}")
-                layer.cumulative_length = getattr(self, f"cache_length_{i}")
+        def forward(self, ids, positions, last, mask=None, position_ids=None):
+            for layer, (keys, values, length) in zip(self.cache.layers, self.names):  # the buffers as the trace sees them
+                layer.keys, layer.values = getattr(self, keys), getattr(self, values)
+                layer.cumulative_length = getattr(self, length)
                 layer.cumulative_length.copy_(positions[0])
+            extra = {} if mask is None else {"attention_mask": mask, "position_ids": position_ids}
             if keeps_logits:  # the LM head on the last prompt token alone, not on every padded position
-                logits = self.model(input_ids=ids, cache=self.cache, use_cache=True, logits_to_keep=last).logits[0]
+                logits = self.model(input_ids=ids, cache=self.cache, use_cache=True, logits_to_keep=last, **extra).logits[:, 0]
             else:
-                logits = self.model(input_ids=ids, cache=self.cache, use_cache=True).logits[0].index_select(0, last)
+                logits = self.model(input_ids=ids, cache=self.cache, use_cache=True, **extra).logits.index_select(1, last)[:, 0]
             return greedy_token(logits)
 
     return Step()
 
 
 def greedy_token(logits):
-    """argmax over the vocabulary of `logits` [1, V], in two stages: the max of each chunk of
+    """argmax over the vocabulary of each row of `logits` [B, V], in two stages: the max of each chunk of
     about sqrt(V) logits (the last padded with -inf), then the first chunk holding the largest.
     IREE builds a one-stage argmax of a whole row as one GPU thread (50,257 logits in sequence);
     each stage here is a row per thread over sqrt(V). Ties go to the lowest id, as in
     torch.argmax."""
     import torch
 
-    vocab = logits.shape[-1]
+    rows, vocab = logits.shape
     chunk = 1 << max(0, math.ceil(math.log2(math.sqrt(vocab))))
     groups = -(-vocab // chunk)
     padded = torch.nn.functional.pad(logits, (0, groups * chunk - vocab), value=float("-inf"))
-    values, within = padded.view(1, groups, chunk).max(dim=-1)
+    values, within = padded.view(rows, groups, chunk).max(dim=-1)
     group = values.argmax(dim=-1, keepdim=True)
-    return (group * chunk + within.gather(-1, group)).view(1)
+    return (group * chunk + within.gather(-1, group)).view(rows)
 
 
-def import_generation(model, seq_buckets, max_seq: int, params: str | None = None) -> str:
-    """torch-dialect MLIR of the generation module (see the module's doc) for a causal LM."""
+def import_generation(model, seq_buckets, max_seq: int, params: str | None = None, batches=(1,)) -> str:
+    """torch-dialect MLIR of the generation module (see the module's doc) for a causal LM, with
+    prefill and decode functions for each batch size of `batches` and for 1 (`function_names`)."""
     import torch
     from torch_mlir import fx, ir
 
@@ -100,20 +113,25 @@ def import_generation(model, seq_buckets, max_seq: int, params: str | None = Non
     buckets = sorted(set(int(b) for b in seq_buckets))
     if not buckets or buckets[0] < 1 or buckets[-1] > max_seq:
         raise SchedcError(f"sequence buckets must be from 1 to --max-seq={max_seq}, got {seq_buckets}")
+    batches = sorted(set(int(b) for b in batches) | {1})  # one prompt alone runs at batch 1
+    if batches[0] < 1 or batches[-1] > MAX_BATCH:
+        raise SchedcError(f"batch buckets must be from 1 to {MAX_BATCH}, got {list(batches)}")
     model = model.eval().requires_grad_(False)
-    step = static_step(model, max_seq)
     weights = ExternalWeights(model.state_dict(), prefix="model.") if params else None
     state = State()
     importer = Hooks.importer(weights, state)
-    functions = [(f"prefill_{b}", b) for b in buckets] + [("decode", 1)]
     logging.disable(logging.CRITICAL)
     try:
-        for name, length in functions:
-            example = (torch.zeros(1, length, dtype=torch.long), torch.arange(length), torch.tensor([length - 1]))
-            with torch.no_grad(), warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                warnings.simplefilter("ignore")
-                fx.export_and_import(step, *example, output_type="torch", fx_importer=importer, func_name=name,
-                                     experimental_support_mutation=True)
+        for batch in batches:
+            step = static_step(model, max_seq, batch)
+            for name, length in [(function_names(b, batch)[0], b) for b in buckets] + [(function_names(1, batch)[1], 1)]:
+                example = (torch.zeros(batch, length, dtype=torch.long), torch.arange(length), torch.tensor([length - 1]))
+                if batch > 1:  # each sequence's mask over the cache positions, and its position ids
+                    example += (torch.ones(batch, max_seq, dtype=torch.long), torch.arange(length).expand(batch, length).contiguous())
+                with torch.no_grad(), warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                    warnings.simplefilter("ignore")
+                    fx.export_and_import(step, *example, output_type="torch", fx_importer=importer, func_name=name,
+                                         experimental_support_mutation=True)
     except SchedcError:
         raise
     except Exception as e:  # torch.export's or torch-mlir's refusal of the model
@@ -126,9 +144,21 @@ def import_generation(model, seq_buckets, max_seq: int, params: str | None = Non
         weights.save(str(params))
     module = importer.module
     with module.context:  # what the runtime's generate() reads (the compile copies it into the reflection)
-        module.operation.attributes[GENERATION] = ir.StringAttr.get(json.dumps({"buckets": buckets, "max_seq": max_seq,
-                                                                             "vocab": int(model.config.get_text_config().vocab_size)}))
+        config = {"buckets": buckets, "max_seq": max_seq, "vocab": int(model.config.get_text_config().vocab_size), "batches": batches}
+        module.operation.attributes[GENERATION] = ir.StringAttr.get(json.dumps(config))
     return str(module)
+
+
+# The most sequences one call generates (--batch-buckets): each batch size has its own cache.
+MAX_BATCH = 64
+
+
+def function_names(bucket: int, batch: int) -> tuple[str, str]:
+    """The prefill function of sequence bucket `bucket` and the decode function, for `batch`
+    sequences: prefill_<bucket> and decode for one, prefill_<bucket>_x<batch> and
+    decode_x<batch> for several."""
+    suffix = "" if batch == 1 else f"_x{batch}"
+    return f"prefill_{bucket}{suffix}", f"decode{suffix}"
 
 
 class State:
