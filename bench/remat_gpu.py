@@ -2,12 +2,14 @@
 remat, and the RandWire and DARTS inference nets with and without split fusions, timed on the
 device.
 
-    python bench/remat_gpu.py prepare DIR     # here: compile for cuda (sm_80), save the arguments
-    python3 bench/remat_gpu.py run DIR        # GPU machine (iree-base-runtime, torch with CUDA)
+    python bench/remat_gpu.py prepare DIR [--models cnn,...]   # here: compile for cuda (sm_80), save the arguments
+    python3 bench/remat_gpu.py run DIR [--models cnn,...]      # GPU machine (iree-base-runtime, torch with CUDA)
 
 Modules: bench/models.py's TRAIN_SUITE (cnn, transformer) compiled with memory-order and
-arena-plan (`default`) and with remat at budgets 0.8 and 0.6 between them (each with its JSON
-report, which holds the transient bytes, copies and extra FLOPs); `prepare` also saves each
+arena-plan (`default`), with remat at budgets 0.8 and 0.6 between them (each with its JSON
+report, which holds the transient bytes, copies and extra FLOPs), and with the weight gradients'
+convolutions split over their window rows (`window-split`: `split-k{window=true}`, opt-in
+until this bench times it); `prepare` also saves each
 model's weights (DIR/<model>.pt). `run`: PyTorch eager's forward+backward on the GPU with those
 weights, timed and kept as the reference; then each module's `train_step` on device-resident
 arguments, median of 200 calls after 20 (each call waits for its last gradient), the worst
@@ -39,6 +41,7 @@ VARIANTS = {
     "default": "memory-order,arena-plan",
     "remat0.8": "memory-order,remat{memory-budget=0.8},arena-plan",
     "remat0.6": "memory-order,remat{memory-budget=0.6},arena-plan",
+    "window-split": "split-k{window=true},memory-order,arena-plan",
 }
 INFERENCE = ("randwire", "darts")
 INFERENCE_VARIANTS = {
@@ -50,21 +53,21 @@ INFERENCE_VARIANTS = {
 }
 
 
-def prepare(folder: Path) -> None:
+def prepare(folder: Path, chosen: set[str]) -> None:
     import models
     import torch
 
     import schedc
 
     folder.mkdir(parents=True, exist_ok=True)
-    for name in MODELS:
+    for name in (m for m in MODELS if m in chosen):
         model, inputs, targets, loss = models.TRAIN_SUITE[name]()
         torch.save(model.state_dict(), folder / f"{name}.pt")  # the GPU's torch reference loads them
         text = schedc.import_torch(model, *inputs, train=True, targets=targets, loss=loss)
         arguments = [p.detach().numpy() for p in model.parameters()] + [b.numpy().copy() for b in model.buffers()]
         np.savez(folder / f"{name}.args.npz", *arguments, *[t.numpy() for t in inputs + targets])
         compile_variants(text, name, VARIANTS, folder)
-    for name in INFERENCE:
+    for name in (m for m in INFERENCE if m in chosen):
         model, inputs = models.SUITE[name]()
         torch.save(model.state_dict(), folder / f"{name}.pt")
         np.savez(folder / f"{name}.args.npz", *[t.numpy() for t in inputs])
@@ -80,13 +83,14 @@ def compile_variants(text: str, name: str, variants: dict, folder: Path) -> None
         print(name, variant, flush=True)
 
 
-def run(folder: Path) -> None:
+def run(folder: Path, chosen: set[str]) -> None:
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = False  # an f32 reference, as the modules compute
     torch.backends.cudnn.allow_tf32 = False
     results = {}
     cases = [(name, VARIANTS, "train_step") for name in MODELS] + [(name, INFERENCE_VARIANTS, "forward") for name in INFERENCE]
+    cases = [case for case in cases if case[0] in chosen]
     for name, variants, function in cases:
         expected = torch_eager(folder, name, function == "train_step", results)
         arguments = list(np.load(folder / f"{name}.args.npz").values())
@@ -105,6 +109,8 @@ def time_modules(folder: Path, name: str, variants: dict, function: str, argumen
 
     results, default = {}, None
     for variant in variants:
+        if not (folder / f"{name}.{variant}.vmfb").exists():
+            continue  # not prepared (or not carried to this machine)
         module = schedc.load(str(folder / f"{name}.{variant}.vmfb"), device="cuda")
         on_device = [rt.asdevicearray(module.device, a) for a in arguments]
         call = module[function]
@@ -167,10 +173,17 @@ def torch_eager(folder: Path, name: str, train: bool, results: dict) -> list:
 
 
 def main() -> int:
-    if len(sys.argv) != 3 or sys.argv[1] not in ("prepare", "run"):
-        print(__doc__, file=sys.stderr)
-        return 2
-    (prepare if sys.argv[1] == "prepare" else run)(Path(sys.argv[2]))
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("step", choices=("prepare", "run"))
+    parser.add_argument("folder")
+    parser.add_argument("--models", default=",".join(MODELS + INFERENCE), help=f"comma-separated, from {', '.join(MODELS + INFERENCE)}")
+    args = parser.parse_args()
+    chosen = set(args.models.split(","))
+    if chosen - set(MODELS + INFERENCE):
+        parser.error(f"unknown models: {', '.join(sorted(chosen - set(MODELS + INFERENCE)))}")
+    (prepare if args.step == "prepare" else run)(Path(args.folder), chosen)
     return 0
 
 

@@ -4,17 +4,19 @@ It runs where IREE's input conversion ends (linalg on tensors, before dispatch f
 reads each `linalg.conv_2d_nchw_fchw` as plain data (`schedc.ir.cpu_ops.op_shape`), decides
 its parts (`schedc.decisions.split_k.split_parts`), and rewrites it as a grouped convolution
 of the parts and their sum (`schedc.ir.split_k.split_conv`). kernel-config then configures
-the grouped convolution as any other implicit GEMM.
+the grouped convolution as any other implicit GEMM. With `window=true`, a weight gradient (a
+training step's, whose window is larger than its output) is split over its window's rows
+instead (`window_parts`, `schedc.ir.split_k.split_conv_rows`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from schedc.decisions.split_k import MAX_PARTS, can_split, split_parts
+from schedc.decisions.split_k import MAX_PARTS, can_split, split_parts, window_parts
 from schedc.ir.cpu_ops import op_shape
 from schedc.ir.iree import function_ops, ops_named
-from schedc.ir.split_k import split_conv
+from schedc.ir.split_k import split_conv, split_conv_rows
 from schedc.options import Phase
 from schedc.passes.base import PassInfo
 
@@ -25,15 +27,22 @@ class Options:
     # f16 1x1 convolutions too, when parts are chosen: faster, but a whole MobileNetV2 came out
     # wrong with them split on an H100 (schedc.decisions.split_k); check its numerics first.
     pointwise: bool = False
+    # Weight gradients (a window larger than the output) over their window's rows, when parts
+    # are chosen (schedc.decisions.split_k.window_parts); opt-in until timed on a GPU ...
+    window: bool = False
+    # ... or every weight gradient whose rows divide in this many parts, on any target
+    rows: int = 0
 
     def __post_init__(self):
-        if self.parts < 0 or self.parts > 64 or self.parts & (self.parts - 1):
-            raise ValueError(f"parts must be 0 (chosen) or a power of two up to 64, not {self.parts}")
+        for name in ("parts", "rows"):
+            value = getattr(self, name)
+            if value < 0 or value > 64 or value & (value - 1):
+                raise ValueError(f"{name} must be 0 (chosen) or a power of two up to 64, not {value}")
 
 
 def split_k(module, pass_, options: Options, context) -> None:
     # Chosen splits are measured on cuda only; a forced part count splits on any target.
-    if not options.parts and (context.target or "cuda") != "cuda":
+    if not options.parts and not options.rows and (context.target or "cuda") != "cuda":
         return
     split = []
     for function in function_ops(module):
@@ -41,10 +50,18 @@ def split_k(module, pass_, options: Options, context) -> None:
             shape = op_shape(op)
             if shape is None:
                 continue
+            if options.rows:
+                rows = options.rows if window_parts(shape) > 1 and shape.kh % options.rows == 0 else 0
+            else:
+                rows = 0 if options.parts or not options.window else window_parts(shape)
+            if rows > 1:
+                split_conv_rows(op, rows)
+                split.append({"op": shape.key, "parts": rows, "over": "window rows"})
+                continue
             parts = options.parts if options.parts else split_parts(shape, pointwise_f16=options.pointwise)
             if parts > 1 and can_split(shape, parts):
                 split_conv(op, parts)
-                split.append({"op": shape.key, "parts": parts})
+                split.append({"op": shape.key, "parts": parts, "over": "input channels"})
     context.records.setdefault("split-k", {})["module"] = {"split": split, "max_parts": options.parts or MAX_PARTS}
 
 

@@ -108,3 +108,58 @@ def test_the_cuda_compile_splits_an_f16_projection_when_asked_and_swaps_its_part
     assert [s["parts"] for s in result.records["split-k"]["module"]["split"]] == [4]
     swapped = result.records["mma-operands"]["module"]["swapped"]
     assert len(swapped) == 1 and "matmul_like_4x160x49x240" in swapped[0]  # the parts' batch of contractions
+
+
+def _weight_gradient(cin, cout, size, batch=4, k=3):
+    """conv_2d_nchw_fchw as torch's backward gives a weight gradient: the input's channels as
+    the batch, its batch as the channels, the output gradient's plane as the window."""
+    return OpShape("conv", "f32", batch=cin, cin=batch, cout=cout, h=size + k - 1, w=size + k - 1, kh=size, kw=size)
+
+
+def test_weight_gradients_are_split_over_their_window_rows_until_their_outputs_fill_the_gpu():
+    from schedc.decisions.split_k import SPLIT_OUTPUTS, window_parts
+
+    assert window_parts(_weight_gradient(128, 128, 8)) == 2  # 147,456 outputs
+    assert window_parts(_weight_gradient(64, 64, 16)) == 8  # 36,864
+    assert window_parts(_weight_gradient(3, 32, 32)) == 16  # 864: two rows a part at least
+    assert window_parts(_weight_gradient(512, 512, 7)) == 1  # 2.4 M outputs fill the GPU
+    for shape in (_weight_gradient(128, 128, 8), _weight_gradient(64, 64, 16)):
+        parts = window_parts(shape)
+        assert shape.batch * shape.cout * 9 * parts >= SPLIT_OUTPUTS > shape.batch * shape.cout * 9 * parts // 2
+    # forward convolutions, whose windows are smaller than their outputs, are not
+    assert window_parts(_conv(3, 64, 112, k=7)) == 1 and window_parts(_conv(512, 512, 2)) == 1
+
+
+@pytest.mark.parametrize("rows", [2, 8])
+def test_weight_gradients_split_over_window_rows_compute_what_torch_does(rows, tmp_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 16, 5, padding=2))
+    x, y = torch.randn(2, 3, 16, 16), torch.randn(2, 16, 16, 16)
+    loss = nn.MSELoss()
+    loss(model(x), y).backward()
+    expected = [p.grad.numpy() for p in model.parameters()]
+    mlir = schedc.import_torch(model, x, train=True, targets=(y,), loss=loss)
+    result = compile_with_options(mlir, CompileOptions(target="llvm-cpu", passes=f"split-k{{rows={rows}}},memory-order,arena-plan"))
+    split = result.records["split-k"]["module"]["split"]
+    assert [(s["parts"], s["over"]) for s in split] == [(rows, "window rows")] * 2  # both layers' weight gradients
+    path = tmp_path / "m.vmfb"
+    path.write_bytes(result.output)
+    arguments = [p.detach().numpy() for p in model.parameters()] + [x.numpy(), y.numpy()]
+    gradients = schedc.load(str(path)).train_step(*arguments)[-len(expected):]
+    for got, want in zip(gradients, expected, strict=True):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
+
+
+def test_the_cuda_compile_splits_weight_gradients_when_asked_and_configures_their_parts():
+    """IREE 3.13's own config for the parts failed to lower; kernel-config gives them one
+    output per thread, and the step compiles for cuda."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 16, 3, padding=1))
+    x, y = torch.randn(2, 3, 16, 16), torch.randn(2, 16, 16, 16)
+    mlir = schedc.import_torch(model, x, train=True, targets=(y,), loss=nn.MSELoss())
+    assert compile_with_options(mlir, CompileOptions(target="cuda", emit="flow")).records["split-k"]["module"]["split"] == []
+    result = compile_with_options(mlir, CompileOptions(target="cuda", passes="split-k{window=true},memory-order,arena-plan"))
+    split = result.records["split-k"]["module"]["split"]
+    assert [s["over"] for s in split] == ["window rows"] * 2
+    parts = [k for k in result.records["kernel-config"]["module"]["kernels"] if k["kind"] == "matmul_like" and k["signature"].count("x") == 7]
+    assert len(parts) == 2 and all(k["source"] == "heuristic" and k["config"].startswith("wg 1x1x") for k in parts)

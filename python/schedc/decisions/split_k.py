@@ -8,6 +8,13 @@ one of G times the outputs (G partial sums for each, in the accumulator's type: 
 inputs), whose workgroups fill the GPU, and a sum over the parts, into which IREE fuses the
 bias and the elementwise ops after it. cuDNN splits such convolutions the same way.
 
+A weight gradient is a convolution whose window is the forward output's plane (8x8 to 32x32)
+and whose output the 3x3 filter, summed over the batch too: the CNN training step's
+128 -> 128 one has 147,456 outputs, each a sum of 4 x 8 x 8 products, its first layer's 864,
+each a sum of 4 x 32 x 32, and IREE gives each thread one whole sum. `window_parts` splits
+such a convolution over its window's rows instead (it has too few input channels, the batch,
+to split over): part g sums rows g*R..g*R+R-1.
+
 `split_parts` decides G from the shape alone: the smallest power of two that brings the
 outputs up to SPLIT_OUTPUTS, at most MAX_PARTS, each part keeping whole tensor-core steps of
 input channels. Only convolutions like those measured are split:
@@ -51,6 +58,31 @@ POINTWISE_SPLIT_OUTPUTS = 128 * 1024
 POINTWISE_MIN_CHANNELS = 256  # the fewest measured: 384
 POINTWISE_MIN_WORK = 3 * 2**20  # under the fewest measured: 3.5 M (768 -> 128 at 6x6)
 POINTWISE_DTYPES = ("f16",)  # bf16 ones were never measured split
+
+
+# A weight gradient: its window has more positions than its output plane (a forward
+# convolution's window is smaller than its output, but at a 1x1 or 2x2 output).
+WINDOW_OVER_OUTPUT = 4
+# A part's window rows: at least two. With one, IREE folds the row loop away and gives the
+# parts of the training step's 32 -> 64 weight gradient a VectorDistribute config that its CUDA
+# code generation then fails to lower (IREE 3.13, its own config).
+MIN_PART_ROWS = 2
+
+
+def window_parts(shape: OpShape, split_outputs: int = 0) -> int:
+    """The parts a weight gradient's window rows are split into (1: not split, or not a weight
+    gradient): the smallest power of two dividing the rows that brings the outputs up to
+    SPLIT_OUTPUTS, each part at least MIN_PART_ROWS rows."""
+    if shape.kind != "conv" or shape.groups != 1 or shape.dtype not in SPLIT_DTYPES:
+        return 1
+    oh, ow = shape.out_hw
+    if shape.kh * shape.kw < WINDOW_OVER_OUTPUT * oh * ow:
+        return 1
+    outputs = shape.batch * shape.cout * oh * ow
+    parts = 1
+    while outputs * parts < (split_outputs or SPLIT_OUTPUTS) and shape.kh % (parts * 2 * MIN_PART_ROWS) == 0:
+        parts *= 2
+    return parts
 
 
 def can_split(shape: OpShape, parts: int) -> bool:

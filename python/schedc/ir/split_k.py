@@ -32,11 +32,45 @@ def split_conv(op: ir.Operation, parts: int) -> None:
     image, filter_, out = (ir.RankedTensorType(v.type) for v in op.operands)
     n, c, h, w = image.shape
     f, _, kh, kw = filter_.shape
-    oh, ow = out.shape[2:]
     s0, s1 = (int(v) for v in op.attributes["strides"])
     d0, d1 = (int(v) for v in op.attributes["dilations"])
-    ti, tw, ta = image.element_type, filter_.element_type, out.element_type
+    ti, tw = image.element_type, filter_.element_type
     cg = c // parts
+    image_g, filter_g = _t((n, parts, cg, h, w), ti), _t((f, parts, cg, kh, kw), tw)
+    reshape = f"""
+  %xg = tensor.expand_shape %x [[0], [1, 2], [3], [4]] output_shape [{n}, {parts}, {cg}, {h}, {w}] : {_t(image.shape, ti)} into {image_g}
+  %kg = tensor.expand_shape %k [[0], [1, 2], [3], [4]] output_shape [{f}, {parts}, {cg}, {kh}, {kw}] : {_t(filter_.shape, tw)} into {filter_g}"""
+    maps = (f"(n, g, c, y * {s0} + i * {d0}, x * {s1} + j * {d1})", "(f, g, c, i, j)")
+    _split(op, parts, reshape, ("%xg", "%kg"), (image_g, filter_g), maps)
+
+
+def split_conv_rows(op: ir.Operation, parts: int) -> None:
+    """Replaces the `linalg.conv_2d_nchw_fchw` `op` by its reduction in `parts` parts over its
+    window's rows (the caller checked that they divide: `schedc.decisions.split_k.window_parts`):
+    part g sums window rows g*R..g*R+R-1, R = rows / parts. For a weight gradient, whose
+    window is the forward output's plane and whose output is the 3x3 filter."""
+    image, filter_, _ = (ir.RankedTensorType(v.type) for v in op.operands)
+    f, c, kh, kw = filter_.shape
+    rows = kh // parts
+    s0, s1 = (int(v) for v in op.attributes["strides"])
+    d0, d1 = (int(v) for v in op.attributes["dilations"])
+    # the filter's rows as (part, row within it): every loop a plain index of some operand
+    filter_g = _t((f, c, parts, rows, kw), filter_.element_type)
+    reshape = f"""
+  %kg = tensor.expand_shape %k [[0], [1], [2, 3], [4]] output_shape [{f}, {c}, {parts}, {rows}, {kw}] : {_t(filter_.shape, filter_.element_type)} into {filter_g}"""
+    maps = (f"(n, c, y * {s0} + (g * {rows} + i) * {d0}, x * {s1} + j * {d1})", "(f, c, g, i, j)")
+    types = (_t(image.shape, image.element_type), filter_g)
+    _split(op, parts, reshape, ("%x", "%kg"), types, maps)
+
+
+def _split(op: ir.Operation, parts: int, reshape: str, inputs: tuple[str, str], types: tuple[str, str], maps: tuple[str, str]) -> None:
+    """The split's IR: the parts (a generic reading `inputs` through `maps` over the loops
+    (n, g, f, y, x, c, i, j)) into zeros, then their sum into the op's own output."""
+    image, filter_, out = (ir.RankedTensorType(v.type) for v in op.operands)
+    n = image.shape[0]
+    f, _, kh, kw = filter_.shape
+    oh, ow = out.shape[2:]
+    ti, tw, ta = image.element_type, filter_.element_type, out.element_type
 
     def widened(value: str, element) -> tuple[str, str]:
         if element == ta:
@@ -45,19 +79,17 @@ def split_conv(op: ir.Operation, parts: int) -> None:
 
     widen_a, a = widened("%a", ti)
     widen_b, b = widened("%b", tw)
-    image_g, filter_g, parts_t = _t((n, parts, cg, h, w), ti), _t((f, parts, cg, kh, kw), tw), _t((n, parts, f, oh, ow), ta)
+    parts_t = _t((n, parts, f, oh, ow), ta)
     loops8 = "(n, g, f, y, x, c, i, j)"
     text = f"""
-func.func private @split(%x: {_t(image.shape, ti)}, %k: {_t(filter_.shape, tw)}, %init: {_t(out.shape, ta)}) -> {_t(out.shape, ta)} {{
-  %xg = tensor.expand_shape %x [[0], [1, 2], [3], [4]] output_shape [{n}, {parts}, {cg}, {h}, {w}] : {_t(image.shape, ti)} into {image_g}
-  %kg = tensor.expand_shape %k [[0], [1, 2], [3], [4]] output_shape [{f}, {parts}, {cg}, {kh}, {kw}] : {_t(filter_.shape, tw)} into {filter_g}
+func.func private @split(%x: {_t(image.shape, ti)}, %k: {_t(filter_.shape, tw)}, %init: {_t(out.shape, ta)}) -> {_t(out.shape, ta)} {{{reshape}
   %zero = arith.constant 0.0 : {ta}
   %pe = tensor.empty() : {parts_t}
   %pz = linalg.fill ins(%zero : {ta}) outs(%pe : {parts_t}) -> {parts_t}
-  %p = linalg.generic {{indexing_maps = [affine_map<{loops8} -> (n, g, c, y * {s0} + i * {d0}, x * {s1} + j * {d1})>,
-                                        affine_map<{loops8} -> (f, g, c, i, j)>, affine_map<{loops8} -> (n, g, f, y, x)>],
+  %p = linalg.generic {{indexing_maps = [affine_map<{loops8} -> {maps[0]}>,
+                                        affine_map<{loops8} -> {maps[1]}>, affine_map<{loops8} -> (n, g, f, y, x)>],
                        iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}}
-      ins(%xg, %kg : {image_g}, {filter_g}) outs(%pz : {parts_t}) {{
+      ins({inputs[0]}, {inputs[1]} : {types[0]}, {types[1]}) outs(%pz : {parts_t}) {{
   ^bb0(%a: {ti}, %b: {tw}, %o: {ta}):
     {widen_a}{widen_b}%m = arith.mulf {a}, {b} : {ta}
     %s = arith.addf %o, %m : {ta}

@@ -135,10 +135,12 @@ def summary_lines(report: dict) -> list[str]:
         lines.append(f"mma-operands: {len(swapped)} f16/bf16 contraction{'s' if plural else ''} given {'their' if plural else 'its'} inputs in "
                      "the order IREE's tensor-core code computes correctly")
     split = (report.get("split_k") or {}).get("split")
-    if split:
-        parts = ", ".join(f"{n} in {p}" for p, n in sorted(_counts(s["parts"] for s in split).items()))
-        plural = len(split) != 1
-        lines.append(f"split-k: {len(split)} convolution{'s' if plural else ''} split over {'their' if plural else 'its'} input channels ({parts} parts)")
+    for over in ("input channels", "window rows"):
+        those = [s for s in split or () if s.get("over", "input channels") == over]
+        if those:
+            parts = ", ".join(f"{n} in {p}" for p, n in sorted(_counts(s["parts"] for s in those).items()))
+            plural = len(those) != 1
+            lines.append(f"split-k: {len(those)} convolution{'s' if plural else ''} split over {'their' if plural else 'its'} {over} ({parts} parts)")
     configured = (report.get("reduction_config") or {}).get("configured")
     if configured:
         plural = len(configured) != 1

@@ -1014,6 +1014,35 @@ def scatter_config(sig: KernelSignature) -> KernelConfig | None:
     return KernelConfig((*ones, tile), (0,) * len(sig.loops), (*ones, 1), ())
 
 
+# A weight gradient's parts (`schedc.ir.split_k.split_conv_rows`): loops (n, g, f, y, x) parallel,
+# (c, i, j) reduced, the image read at row y * s + (g * R + i) * d. IREE 3.13 gives such a
+# generic a VectorDistribute reduction config that its CUDA code generation fails to lower
+# ("failed to pack reduction dimensions"); whole, IREE gives it TileAndFuse with one output per
+# thread, 32 threads along the output channels, reduction steps of 1 x 4 x 4. The parts get the
+# same.
+WINDOW_PARTS_CHANNELS = 32
+WINDOW_PARTS_STEP = 4
+
+
+def window_parts_form(sig: KernelSignature) -> bool:
+    """Whether `sig` is a weight gradient split over its window rows (see above)."""
+    if sig.kind != "matmul_like" or len(sig.loops) != 8 or sig.iterators != ("parallel",) * 5 + ("reduction",) * 3:
+        return False
+    image = map_terms(sig.indexing_maps[0]) if sig.indexing_maps else None
+    return image is not None and any({1, 6} <= {loop for loop, _ in result} for result in image)
+
+
+def window_parts_config(sig: KernelSignature) -> KernelConfig | None:
+    """One output per thread, as IREE's own config of the whole weight gradient; None for any
+    other kernel."""
+    if not window_parts_form(sig) or sig.chained:
+        return None
+    channels = sig.loops[2]
+    tile = next((t for t in (WINDOW_PARTS_CHANNELS, 16, 8, 4, 2) if channels % t == 0), 1)
+    step = lambda n: next(t for t in (WINDOW_PARTS_STEP, 2, 1) if n % t == 0)  # noqa: E731
+    return KernelConfig((1, 1, tile, 1, 1, 0, 0, 0), (0, 0, 0, 0, 0, 1, step(sig.loops[6]), step(sig.loops[7])), (1, 1, 1, 1, 1, 0, 0, 0))
+
+
 # f32 matmuls whose rows or columns the tiles do not divide (a ViT's 197 tokens): a 16x32 tile,
 # 2x2 results per thread, the operands padded to the tiles (IREE's `padding`). Measured on nine
 # synthetic shapes (bench/sweep.py odd_matmuls, every SIMT tiling padded and not, H200): partial
@@ -1060,6 +1089,8 @@ def heuristic_config(sig: KernelSignature, chip: Chip | None = None) -> KernelCo
     IREE's default leaves most SMs idle; elsewhere IREE's own choice is kept."""
     if sig.kind in SCATTER_KINDS:
         return scatter_config(sig)
+    if window_parts_form(sig):
+        return window_parts_config(sig)
     if sig.kind not in TILED_KINDS + POOLING_KINDS or sig.chained:
         return None
     if is_matvec(sig):
