@@ -4,6 +4,7 @@
     python bench/generate.py run DIR [--dtype f16] [--graphs]          (on the GPU machine: runtime, torch, transformers)
     python bench/generate.py profile DIR [--dtype f16]                 (on the GPU machine, with ncu: the decode step's kernels)
     python bench/generate.py memory DIR [--dtype f16]                  (on the GPU machine: device memory after each bucket)
+    python bench/generate.py batch DIR [--dtype f16] --batch 4 [--graphs]   (on the GPU machine, after prepare --batch-buckets 4)
 
 Every step takes `--model`: `gpt2` (the default) or `llama`, a Llama architecture of GPT-2
 small's size (grouped-query attention, 12 query and 4 key-value heads).
@@ -21,6 +22,12 @@ a near tie can flip a token, and the rest follows from it). `memory` prints the 
 module's device memory after loading and after each bucket has run. `run --reduce-overhead` also
 times each bucket's prefill against HF's forward under reduce-overhead at the same length (where
 reduce-overhead's crashes, under Inductor's default mode, and says so).
+
+`prepare --batch-buckets 4` also compiles decode and prefill for 4 prompts at once; `batch
+--batch 4` then generates NEW tokens after 4 prompts of 100, 90, 80 and 70 tokens together
+(`generate_batch`), one after another (`generate`), and with Hugging Face's batched static-cache
+`generate` (eager, the prompts padded on the left), and prints each one's tokens/s and how many
+of each row's greedy tokens agree with HF's.
 """
 
 from __future__ import annotations
@@ -74,13 +81,15 @@ def prompt_ids(name: str) -> list[int]:
     return np.random.default_rng(1).integers(0, VOCAB[name], PROMPT).tolist()
 
 
-def prepare(folder: Path, dtype: str, tuning: bool, name: str, iree_flags: list[str] = (), passes: str | None = None) -> None:
+def prepare(folder: Path, dtype: str, tuning: bool, name: str, iree_flags: list[str] = (), passes: str | None = None,
+            batches: str = "1") -> None:
     folder.mkdir(parents=True, exist_ok=True)
     schedc = [sys.executable, "-m", "schedc.tools.schedc"]
     mlir, archive = folder / f"{name}.{dtype}.mlir", folder / f"{name}.{dtype}.irpa"
     started = time.perf_counter()
     subprocess.run([*schedc, "import", f"{__file__}:{MODELS[name].__name__}", "--generate", f"--dtype={dtype}",
-                    f"--seq-buckets={','.join(map(str, BUCKETS))}", f"--max-seq={MAX_SEQ}", f"--params={archive}", "-o", str(mlir)], check=True)
+                    f"--seq-buckets={','.join(map(str, BUCKETS))}", f"--max-seq={MAX_SEQ}", f"--batch-buckets={batches}",
+                    f"--params={archive}", "-o", str(mlir)], check=True)
     print(f"imported in {time.perf_counter() - started:.0f} s", flush=True)
     archive.unlink()  # the GPU machine writes its own, from the seed
     for execution in ("streams", "graphs"):
@@ -90,6 +99,50 @@ def prepare(folder: Path, dtype: str, tuning: bool, name: str, iree_flags: list[
                         "-o", str(folder / f"{name}.{dtype}.{execution}.vmfb")], check=True)
         print(f"compiled {execution} in {time.perf_counter() - started:.0f} s", flush=True)
     mlir.unlink()
+
+
+def batch_run(folder: Path, dtype: str, execution: str, name: str, batch: int) -> None:
+    import numpy as np
+    import torch
+
+    import schedc
+
+    archive = seed_archive(folder, dtype, name)
+    rng = np.random.default_rng(1)
+    prompts = [rng.integers(0, VOCAB[name], PROMPT - 10 * i).tolist() for i in range(batch)]
+    module = schedc.load(str(folder / f"{name}.{dtype}.{execution}.vmfb"), device="cuda", params=str(archive))
+    rows = module.generate_batch(prompts, NEW)  # warm-up
+    started = time.perf_counter()
+    rows = module.generate_batch(prompts, NEW)
+    together = time.perf_counter() - started
+    module.generate(prompts[0], NEW)  # warm-up
+    started = time.perf_counter()
+    for prompt in prompts:
+        module.generate(prompt, NEW)
+    apart = time.perf_counter() - started
+    model, _ = MODELS[name]()
+    model = (model.half() if dtype == "f16" else model).cuda()
+    length = max(len(p) for p in prompts)
+    ids = torch.zeros(batch, length, dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for i, prompt in enumerate(prompts):
+        ids[i, length - len(prompt):], mask[i, length - len(prompt):] = torch.tensor(prompt), 1
+    ids, mask = ids.cuda(), mask.cuda()
+    with torch.no_grad():
+        for _ in range(2):  # a warm-up, then the measured one
+            torch.cuda.synchronize()
+            started = time.perf_counter()
+            out = model.generate(ids, attention_mask=mask, max_new_tokens=NEW, min_new_tokens=NEW, do_sample=False,
+                                 cache_implementation="static", pad_token_id=0)
+            torch.cuda.synchronize()
+            hf = time.perf_counter() - started
+    reference = out[:, length:].tolist()
+    tokens = batch * NEW
+    print(f"schedc {dtype} {execution}, {batch} prompts of {', '.join(str(len(p)) for p in prompts)} tokens, {NEW} new each: "
+          f"together {together * 1e3:.0f} ms ({tokens / together:.0f} tokens/s), one after another {apart * 1e3:.0f} ms "
+          f"({tokens / apart:.0f} tokens/s, {apart / together:.2f}x the time)")
+    print(f"HF batched generate, static cache, eager: {hf * 1e3:.0f} ms ({tokens / hf:.0f} tokens/s); schedc together / HF {together / hf:.3f}")
+    print("greedy tokens equal to HF's batched ones: " + "; ".join(agreement(r, e) for r, e in zip(rows, reference)))
 
 
 def seed_archive(folder: Path, dtype: str, name: str) -> Path:
@@ -382,12 +435,14 @@ def agreement(tokens, reference) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("step", choices=("prepare", "run", "profile", "profiled", "memory", "prefill-reference"))
+    parser.add_argument("step", choices=("prepare", "run", "profile", "profiled", "memory", "prefill-reference", "batch"))
     parser.add_argument("folder")
     parser.add_argument("--dtype", default="f32", choices=("f32", "f16"))
     parser.add_argument("--no-tuning", action="store_true", help="prepare: IREE's own kernel configs")
     parser.add_argument("--iree-flag", action="append", default=[], help="prepare: a flag for iree-compile (repeatable), e.g. --iree-opt-level=O2")
     parser.add_argument("--passes", help="prepare: schedc's pass pipeline instead of the default, e.g. 'mma-operands{swap=false},memory-order,arena-plan'")
+    parser.add_argument("--batch-buckets", default="1", help="prepare: the batch buckets (schedc import --batch-buckets)")
+    parser.add_argument("--batch", type=int, default=4, help="batch: the prompts generated together")
     parser.add_argument("--graphs", action="store_true", help="run: the replayed module (a process runs one CUDA mode)")
     parser.add_argument("--reduce-overhead", action="store_true", help="run: also HF's decode step under torch.compile(mode='reduce-overhead')")
     parser.add_argument("--model", default="gpt2", choices=sorted(MODELS), help="gpt2: GPT-2 small; llama: a Llama of its size")
@@ -395,13 +450,15 @@ def main() -> None:
     parser.add_argument("--who", default="walls", choices=("walls", "schedc", "reduce-overhead"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.step == "prepare":
-        prepare(Path(args.folder), args.dtype, not args.no_tuning, args.model, args.iree_flag, args.passes)
+        prepare(Path(args.folder), args.dtype, not args.no_tuning, args.model, args.iree_flag, args.passes, args.batch_buckets)
     elif args.step == "profile":
         profile(Path(args.folder), args.dtype, args.model)
     elif args.step == "memory":
         memory(Path(args.folder), args.dtype, args.model)
     elif args.step == "prefill-reference":
         reference_prefill_times(args.dtype, args.model, args.prefill_mode)
+    elif args.step == "batch":
+        batch_run(Path(args.folder), args.dtype, "graphs" if args.graphs else "streams", args.model, args.batch)
     elif args.step == "profiled":
         profiled(Path(args.folder), args.dtype, args.who, args.model)
     else:
