@@ -82,7 +82,7 @@ def prompt_ids(name: str) -> list[int]:
 
 
 def prepare(folder: Path, dtype: str, tuning: bool, name: str, iree_flags: list[str] = (), passes: str | None = None,
-            batches: str = "1") -> None:
+            batches: str = "1", target: str = "cuda") -> None:
     folder.mkdir(parents=True, exist_ok=True)
     schedc = [sys.executable, "-m", "schedc.tools.schedc"]
     mlir, archive = folder / f"{name}.{dtype}.mlir", folder / f"{name}.{dtype}.irpa"
@@ -92,25 +92,27 @@ def prepare(folder: Path, dtype: str, tuning: bool, name: str, iree_flags: list[
                     f"--params={archive}", "-o", str(mlir)], check=True)
     print(f"imported in {time.perf_counter() - started:.0f} s", flush=True)
     archive.unlink()  # the GPU machine writes its own, from the seed
-    for execution in ("streams", "graphs"):
+    for execution in ("streams", "graphs") if target == "cuda" else ("streams",):
         started = time.perf_counter()
-        subprocess.run([*schedc, str(mlir), "--target=cuda", f"--execution={execution}", *([] if tuning else ["--no-tuning"]),
+        subprocess.run([*schedc, str(mlir), f"--target={target}", f"--execution={execution}", *([] if tuning else ["--no-tuning"]),
                         *(f"--iree-flag={flag}" for flag in iree_flags), *([f"--passes={passes}"] if passes else []),
                         "-o", str(folder / f"{name}.{dtype}.{execution}.vmfb")], check=True)
         print(f"compiled {execution} in {time.perf_counter() - started:.0f} s", flush=True)
     mlir.unlink()
 
 
-def batch_run(folder: Path, dtype: str, execution: str, name: str, batch: int) -> None:
+def batch_run(folder: Path, dtype: str, execution: str, name: str, batch: int, device: str = "cuda") -> None:
     import numpy as np
     import torch
 
+    on = "cuda" if device == "cuda" else "cpu"  # where torch runs the reference
+    sync = torch.cuda.synchronize if on == "cuda" else (lambda: None)
     import schedc
 
     archive = seed_archive(folder, dtype, name)
     rng = np.random.default_rng(1)
     prompts = [rng.integers(0, VOCAB[name], PROMPT - 10 * i).tolist() for i in range(batch)]
-    module = schedc.load(str(folder / f"{name}.{dtype}.{execution}.vmfb"), device="cuda", params=str(archive))
+    module = schedc.load(str(folder / f"{name}.{dtype}.{execution}.vmfb"), device=device, params=str(archive))
     rows = module.generate_batch(prompts, NEW)  # warm-up
     started = time.perf_counter()
     rows = module.generate_batch(prompts, NEW)
@@ -121,24 +123,24 @@ def batch_run(folder: Path, dtype: str, execution: str, name: str, batch: int) -
         module.generate(prompt, NEW)
     apart = time.perf_counter() - started
     model, _ = MODELS[name]()
-    model = (model.half() if dtype == "f16" else model).cuda()
+    model = (model.half() if dtype == "f16" else model).to(on)
     length = max(len(p) for p in prompts)
     ids = torch.zeros(batch, length, dtype=torch.long)
     mask = torch.zeros_like(ids)
     for i, prompt in enumerate(prompts):
         ids[i, length - len(prompt):], mask[i, length - len(prompt):] = torch.tensor(prompt), 1
-    ids, mask = ids.cuda(), mask.cuda()
+    ids, mask = ids.to(on), mask.to(on)
     with torch.no_grad():
         for _ in range(2):  # a warm-up, then the measured one
-            torch.cuda.synchronize()
+            sync()
             started = time.perf_counter()
             out = model.generate(ids, attention_mask=mask, max_new_tokens=NEW, min_new_tokens=NEW, do_sample=False,
                                  cache_implementation="static", pad_token_id=0)
-            torch.cuda.synchronize()
+            sync()
             hf = time.perf_counter() - started
     reference = out[:, length:].tolist()
     tokens = batch * NEW
-    print(f"schedc {dtype} {execution}, {batch} prompts of {', '.join(str(len(p)) for p in prompts)} tokens, {NEW} new each: "
+    print(f"schedc {dtype} {execution} on {device}, {batch} prompts of {', '.join(str(len(p)) for p in prompts)} tokens, {NEW} new each: "
           f"together {together * 1e3:.0f} ms ({tokens / together:.0f} tokens/s), one after another {apart * 1e3:.0f} ms "
           f"({tokens / apart:.0f} tokens/s, {apart / together:.2f}x the time)")
     print(f"HF batched generate, static cache, eager: {hf * 1e3:.0f} ms ({tokens / hf:.0f} tokens/s); schedc together / HF {together / hf:.3f}")
@@ -443,6 +445,8 @@ def main() -> None:
     parser.add_argument("--passes", help="prepare: schedc's pass pipeline instead of the default, e.g. 'mma-operands{swap=false},memory-order,arena-plan'")
     parser.add_argument("--batch-buckets", default="1", help="prepare: the batch buckets (schedc import --batch-buckets)")
     parser.add_argument("--batch", type=int, default=4, help="batch: the prompts generated together")
+    parser.add_argument("--device", default="cuda", help="batch: the IREE device (cuda; local-task for a module prepared with --target llvm-cpu)")
+    parser.add_argument("--target", default="cuda", help="prepare: the compile target (cuda, llvm-cpu)")
     parser.add_argument("--graphs", action="store_true", help="run: the replayed module (a process runs one CUDA mode)")
     parser.add_argument("--reduce-overhead", action="store_true", help="run: also HF's decode step under torch.compile(mode='reduce-overhead')")
     parser.add_argument("--model", default="gpt2", choices=sorted(MODELS), help="gpt2: GPT-2 small; llama: a Llama of its size")
@@ -450,7 +454,7 @@ def main() -> None:
     parser.add_argument("--who", default="walls", choices=("walls", "schedc", "reduce-overhead"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.step == "prepare":
-        prepare(Path(args.folder), args.dtype, not args.no_tuning, args.model, args.iree_flag, args.passes, args.batch_buckets)
+        prepare(Path(args.folder), args.dtype, not args.no_tuning, args.model, args.iree_flag, args.passes, args.batch_buckets, args.target)
     elif args.step == "profile":
         profile(Path(args.folder), args.dtype, args.model)
     elif args.step == "memory":
@@ -458,7 +462,7 @@ def main() -> None:
     elif args.step == "prefill-reference":
         reference_prefill_times(args.dtype, args.model, args.prefill_mode)
     elif args.step == "batch":
-        batch_run(Path(args.folder), args.dtype, "graphs" if args.graphs else "streams", args.model, args.batch)
+        batch_run(Path(args.folder), args.dtype, "graphs" if args.graphs else "streams", args.model, args.batch, args.device)
     elif args.step == "profiled":
         profiled(Path(args.folder), args.dtype, args.who, args.model)
     else:
