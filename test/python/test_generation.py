@@ -98,12 +98,19 @@ def test_cli_import_and_generate(tmp_path):
     def schedc_cli(*args):
         return subprocess.run([sys.executable, "-m", "schedc.tools.schedc", *map(str, args)], capture_output=True, text=True)
 
-    result = schedc_cli("import", f"{factory}:tiny_gpt2", "--generate", "--seq-buckets=8,16", "--max-seq=64", "-o", tmp_path / "lm.mlir")
+    result = schedc_cli("import", f"{factory}:tiny_gpt2", "--generate", "--seq-buckets=8,16", "--max-seq=64", "--batch-buckets=2",
+                        "-o", tmp_path / "lm.mlir")
     assert result.returncode == 0, result.stderr
     assert schedc_cli(tmp_path / "lm.mlir", "-o", tmp_path / "lm.vmfb").returncode == 0
     result = schedc_cli("generate", tmp_path / "lm.vmfb", "--prompt-ids", "5,17,300", "--max-new-tokens", "12")
     assert result.returncode == 0, result.stderr
     assert [int(t) for t in result.stdout.split()] == reference(tiny_gpt2(), [5, 17, 300], 12)
+    # two prompts together: one line of tokens each
+    result = schedc_cli("generate", tmp_path / "lm.vmfb", "--prompt-ids", "5,17,300", "--prompt-ids", "9", "--max-new-tokens", "6")
+    assert result.returncode == 0, result.stderr
+    assert [[int(t) for t in line.split()] for line in result.stdout.splitlines()] == hf_batched(tiny_gpt2(), [[5, 17, 300], [9]], 6)
+    result = schedc_cli("import", f"{factory}:tiny_gpt2", "--generate", "--batch-buckets=2,x", "-o", tmp_path / "x.mlir")
+    assert result.returncode == 1 and "--batch-buckets=2,x: expected positive integers" in result.stderr
     result = schedc_cli("generate", tmp_path / "lm.vmfb", "--prompt-ids", "5,17,300", "--max-new-tokens", "100")
     assert result.returncode == 1 and "the module's cache holds 64" in result.stderr
     result = schedc_cli("import", f"{factory}:tiny_gpt2", "--generate", "--seq-buckets=8,128", "--max-seq=64", "-o", tmp_path / "x.mlir")
@@ -231,18 +238,3 @@ def test_each_batch_bucket_updates_its_cache_in_place(batched_lm):
     assert all(kind == "!stream.timepoint" for kind in re.findall(r"util\.global\.store [^:]*: (\S+)", decode))
     copies = [int(n) for n in re.findall(r"stream\.cmd\.copy [^\n]*?, %c(\d+) ", decode)]
     assert all(n < cache_bytes for n in copies), copies
-
-
-def test_cli_generates_several_prompts_together(tmp_path):
-    def schedc_cli(*args):
-        return subprocess.run([sys.executable, "-m", "schedc.tools.schedc", *map(str, args)], capture_output=True, text=True)
-
-    result = schedc_cli("import", f"{EXAMPLE}:tiny_gpt2", "--generate", "--seq-buckets=8", "--max-seq=32", "--batch-buckets=2",
-                        "-o", tmp_path / "lm.mlir")
-    assert result.returncode == 0, result.stderr
-    assert schedc_cli(tmp_path / "lm.mlir", "-o", tmp_path / "lm.vmfb").returncode == 0
-    result = schedc_cli("generate", tmp_path / "lm.vmfb", "--prompt-ids", "5,17,300", "--prompt-ids", "9", "--max-new-tokens", "6")
-    assert result.returncode == 0, result.stderr
-    assert [[int(t) for t in line.split()] for line in result.stdout.splitlines()] == hf_batched(tiny_gpt2(), [[5, 17, 300], [9]], 6)
-    result = schedc_cli("import", f"{EXAMPLE}:tiny_gpt2", "--generate", "--batch-buckets=2,x", "-o", tmp_path / "x.mlir")
-    assert result.returncode == 1 and "--batch-buckets=2,x: expected positive integers" in result.stderr
