@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from schedc.decisions.cpu_config import (
     IREE_DEFAULT,
     MODE_FLAGS,
-    STACK_FLAG,
+    PLAN_FLAGS,
     UNFUSED_US,
     UNFUSED_US_PER_MB,
     CpuDatabase,
@@ -62,9 +62,9 @@ def test_measured_layout_wins_and_flags_follow_the_mode():
     fast_im2col = {"plain/nchw": 100.0, "plain/im2col": 40.0, "data-tiling/nchw": 100.0, "data-tiling/im2col": 45.0}
     plan = choose_plan([conv()], database((conv(), fast_im2col)))
     assert (plan.mode, plan.ops[0].layout, plan.ops[0].source, plan.ops[0].time_us) == ("plain", "im2col", "measured", 40.0)
-    assert plan.iree_flags == (STACK_FLAG,)
+    assert plan.iree_flags == PLAN_FLAGS
     tiled = choose_plan([matmul()], database((matmul(), {"plain/nchw": 50.0, "data-tiling/nchw": 20.0})))
-    assert tiled.mode == "data-tiling" and tiled.ops[0].data_tiling and tiled.iree_flags == MODE_FLAGS["data-tiling"] + (STACK_FLAG,)
+    assert tiled.mode == "data-tiling" and tiled.ops[0].data_tiling and tiled.iree_flags == MODE_FLAGS["data-tiling"] + PLAN_FLAGS
 
 
 def test_a_window_convolution_takes_im2col_only_where_it_pays_for_its_patches():
@@ -157,7 +157,7 @@ def test_data_tiling_is_chosen_op_by_op():
     plan = choose_plan([conv(), matmul()], database(a, b), im2col_min_gain=1.0, per_op_tiling=True)
     # the convolution is reached once it is a matmul (im2col): 30 us
     assert plan.mode == "plain" and [(c.layout, c.data_tiling) for c in plan.ops] == [("im2col", True), ("nchw", True)]
-    assert plan.estimates_us["plain"] == 50.0 and plan.iree_flags == MODE_FLAGS["data-tiling"] + (STACK_FLAG,)
+    assert plan.estimates_us["plain"] == 50.0 and plan.iree_flags == MODE_FLAGS["data-tiling"] + PLAN_FLAGS
     # one mode for the module (the default): the sum decides between whole modes
     whole = choose_plan([conv(), matmul()], database(a, b), im2col_min_gain=1.0)
     assert whole.mode == "data-tiling" and whole.estimates_us["data-tiling"] == 50.0 and whole.estimates_us["plain"] == 150.0

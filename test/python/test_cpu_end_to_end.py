@@ -13,7 +13,7 @@ from torch import nn
 
 import schedc
 from schedc.compiler.driver import compile_with_options
-from schedc.decisions.cpu_config import IREE_DEFAULT, CpuDatabase, CpuEntry, MODE_FLAGS, OpShape, STACK_FLAG, choose_plan
+from schedc.decisions.cpu_config import IREE_DEFAULT, CpuDatabase, CpuEntry, MODE_FLAGS, OpShape, PLAN_FLAGS, choose_plan
 from schedc.options import CompileOptions
 from schedc.tools.schedc import main as schedc_main
 from schedc.tune.bench import relative_error
@@ -68,7 +68,7 @@ def test_each_class_gets_a_plan_and_numerics_hold(small_cnn, tmp_path):
     assert any(op["layout"] == "im2col" for op in plan["ops"] if op["kind"] == "conv")
     assert plan["estimates_us"][plan["mode"]] == min(plan["estimates_us"].values())
     tiled = list(MODE_FLAGS["data-tiling"]) if any(op["data_tiling"] for op in plan["ops"]) else []
-    assert plan["iree_flags"] == list(MODE_FLAGS[plan["mode"]]) + tiled + [STACK_FLAG]
+    assert plan["iree_flags"] == list(MODE_FLAGS[plan["mode"]]) + tiled + list(PLAN_FLAGS)
     assert relative_error(_run(result.output, tmp_path, args), expected) <= 1e-4
 
 
@@ -86,7 +86,7 @@ def test_data_tiling_reaches_only_the_ops_chosen_for_it(small_cnn, tmp_path):
     result = compile_with_options(mlir, CompileOptions(target="llvm-cpu", passes=f"cpu-config{{database={path} per-op-tiling=true}}"))
     plan = result.records["cpu-config"]["module"]
     assert [(op["kind"], op["layout"]) for op in plan["ops"] if op["data_tiling"]] == [("conv", "im2col")]
-    assert plan["iree_flags"] == list(MODE_FLAGS["data-tiling"]) + [STACK_FLAG]
+    assert plan["iree_flags"] == list(MODE_FLAGS["data-tiling"]) + list(PLAN_FLAGS)
     assert relative_error(_run(result.output, tmp_path, args), expected) <= 1e-4
     # its dispatches carry encodings, fewer than with every matmul data-tiled
     chosen = _encoded_executables(mlir, f"cpu-config{{database={path} per-op-tiling=true}}")
