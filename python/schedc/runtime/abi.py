@@ -7,8 +7,10 @@ the runtime that loads it: one vocabulary, written by the compiler and read here
     schedc.static_inputs_of      on __schedc_static_inputs_<f>: the function it serves
     schedc.bucket_of / batch     a batch bucket's copy of a function, and its batch
     schedc.batched_inputs/outputs the arguments and results that carry the batch
-    schedc.generation            a generation module's sequence buckets and cache length, as JSON:
-                                 {"buckets": [32, 64], "max_seq": 512} (torch.generation)
+    schedc.generation            a generation module's sequence buckets, cache length and batch
+                                 buckets, as JSON: {"buckets": [32, 64], "max_seq": 512,
+                                 "batches": [1, 4]} (torch.generation; its functions' names:
+                                 `generation_functions`)
     schedc.parameters            the parameters the module reads from archives, as JSON:
                                  [[scope, key, element type, shape], ...] (runtime.parameters)
     schedc.signature             the function's arguments and results in torch's terms, as JSON
@@ -28,3 +30,11 @@ BATCHED_OUTPUTS = "schedc.batched_outputs"
 PARAMETERS = "schedc.parameters"
 GENERATION = "schedc.generation"
 SIGNATURE = "schedc.signature"
+
+
+def generation_functions(bucket: int, batch: int) -> tuple[str, str]:
+    """A generation module's prefill function of sequence bucket `bucket` and its decode
+    function, for `batch` sequences: prefill_<bucket> and decode for one, prefill_<bucket>_x<batch>
+    and decode_x<batch> for several."""
+    suffix = "" if batch == 1 else f"_x{batch}"
+    return f"prefill_{bucket}{suffix}", f"decode{suffix}"

@@ -25,6 +25,7 @@ import json
 import numpy as np
 
 from schedc.errors import SchedcError
+from schedc.runtime.abi import generation_functions
 
 
 class Generation:
@@ -70,9 +71,10 @@ class Generation:
         bucket = next(b for b in self.buckets if b >= length)
         padded = np.zeros((1, bucket), np.int64)
         padded[0, :length] = ids
-        prefill = self._module[f"prefill_{bucket}"]
+        prefill_name, decode_name = generation_functions(bucket, 1)
+        prefill = self._module[prefill_name]
         token = int(np.asarray(prefill(padded, np.arange(bucket, dtype=np.int64), np.array([length - 1], np.int64))).reshape(-1)[0])
-        decode = self._module["decode"]
+        decode = self._module[decode_name]
         last = np.zeros(1, np.int64)
         for step in range(max_new_tokens):
             yield token
@@ -106,9 +108,10 @@ class Generation:
             mask[i, :pad] = 0
         positions = np.arange(bucket, dtype=np.int64)
         position_ids = np.maximum(positions[None, :] - pads[:, None], 0)
-        prefill = self._module[f"prefill_{bucket}_x{batch}"]
+        prefill_name, decode_name = generation_functions(bucket, batch)
+        prefill = self._module[prefill_name]
         tokens = np.asarray(prefill(ids, positions, np.array([length - 1], np.int64), mask, position_ids)).reshape(-1)
-        decode = self._module[f"decode_x{batch}"]
+        decode = self._module[decode_name]
         out = [[] for _ in prompts]
         done = [False] * len(prompts)
         for step in range(max_new_tokens):

@@ -39,7 +39,7 @@ import warnings
 
 from schedc.errors import SchedcError
 
-from schedc.runtime.abi import GENERATION  # the module's attribute, then its functions' reflection
+from schedc.runtime.abi import GENERATION, generation_functions  # the module's attribute, then its functions' reflection
 
 
 def static_step(model, max_seq: int, batch: int = 1):
@@ -104,7 +104,7 @@ def greedy_token(logits):
 
 def import_generation(model, seq_buckets, max_seq: int, params: str | None = None, batches=(1,)) -> str:
     """torch-dialect MLIR of the generation module (see the module's doc) for a causal LM, with
-    prefill and decode functions for each batch size of `batches` and for 1 (`function_names`)."""
+    prefill and decode functions for each batch size of `batches` and for 1 (`generation_functions`)."""
     import torch
     from torch_mlir import fx, ir
 
@@ -124,7 +124,7 @@ def import_generation(model, seq_buckets, max_seq: int, params: str | None = Non
     try:
         for batch in batches:
             step = static_step(model, max_seq, batch)
-            for name, length in [(function_names(b, batch)[0], b) for b in buckets] + [(function_names(1, batch)[1], 1)]:
+            for name, length in [(generation_functions(b, batch)[0], b) for b in buckets] + [(generation_functions(1, batch)[1], 1)]:
                 example = (torch.zeros(batch, length, dtype=torch.long), torch.arange(length), torch.tensor([length - 1]))
                 if batch > 1:  # each sequence's mask over the cache positions, and its position ids
                     example += (torch.ones(batch, max_seq, dtype=torch.long), torch.arange(length).expand(batch, length).contiguous())
@@ -151,14 +151,6 @@ def import_generation(model, seq_buckets, max_seq: int, params: str | None = Non
 
 # The most sequences one call generates (--batch-buckets): each batch size has its own cache.
 MAX_BATCH = 64
-
-
-def function_names(bucket: int, batch: int) -> tuple[str, str]:
-    """The prefill function of sequence bucket `bucket` and the decode function, for `batch`
-    sequences: prefill_<bucket> and decode for one, prefill_<bucket>_x<batch> and
-    decode_x<batch> for several."""
-    suffix = "" if batch == 1 else f"_x{batch}"
-    return f"prefill_{bucket}{suffix}", f"decode{suffix}"
 
 
 class State:
