@@ -244,12 +244,15 @@ def _bias_after(function: func.FuncOp, op_name: str) -> None:
 def _depthwise_to_nhwc(module: ir.Module, function: func.FuncOp) -> bool:
     """Replaces `function`'s NCHW depthwise convolution by a call of an NHWC one between
     transposes (inlined by the caller's passes). The image's and the filter's transposes are
-    kept apart from the convolution by optimization barriers: without them IREE folds them
-    back into its maps and builds the NCHW convolution again (a 7x7 one of 48 channels at
-    56x56: 2.2 ms in NCHW, 4.6 with the filter's transpose folded in, 0.53 with all three
-    apart; iree-benchmark-module on this 2-core machine). The result's transpose needs none:
-    without its barrier ConvNeXt ran as fast (22.6-24.4 ms against 24.0-24.2, alternating)
-    with 10,354,176 B of transients instead of 12,461,568 (bench/README.md, CPU)."""
+    kept apart from the convolution, each in a dispatch region of its own: otherwise IREE
+    folds them back into its maps and builds the NCHW convolution again (a 7x7 one of 48
+    channels at 56x56: 2.2 ms in NCHW, 4.6 with the filter's transpose folded in, 0.53 with
+    all three apart; iree-benchmark-module on this 2-core machine). Optimization barriers kept
+    them apart as well, but each barrier ended the stream's execution there: the host waited,
+    and transients could not share one allocation (ConvNeXt: 10 executions instead of 2, and
+    19.6 MB of transients instead of 3.6; bench/README.md, "Neighbours that take the op's
+    layouts"). The result's transpose needs neither: without its barrier ConvNeXt ran as fast
+    (22.6-24.4 ms against 24.0-24.2, alternating) with fewer transients."""
     conv = next((o for o in function.regions[0].blocks[0].operations if o.name == "linalg.depthwise_conv_2d_nchw_chw"), None)
     if conv is None:
         return False
@@ -261,12 +264,16 @@ def _depthwise_to_nhwc(module: ir.Module, function: func.FuncOp) -> bool:
     strides, dilations = conv.attributes["strides"], conv.attributes["dilations"]
     helper = f"""
 func.func private @schedc_depthwise_nhwc(%x: tensor<{n}x{c}x{h}x{w}x{t}>, %k: tensor<{c}x{kh}x{kw}x{t}>, %o: tensor<{n}x{c}x{oh}x{ow}x{t}>) -> tensor<{n}x{c}x{oh}x{ow}x{t}> {{
-  %xe = tensor.empty() : tensor<{n}x{h}x{w}x{c}x{t}>
-  %xt = linalg.transpose ins(%x : tensor<{n}x{c}x{h}x{w}x{t}>) outs(%xe : tensor<{n}x{h}x{w}x{c}x{t}>) permutation = [0, 2, 3, 1]
-  %xb = util.optimization_barrier %xt : tensor<{n}x{h}x{w}x{c}x{t}>
-  %ke = tensor.empty() : tensor<{kh}x{kw}x{c}x{t}>
-  %kt0 = linalg.transpose ins(%k : tensor<{c}x{kh}x{kw}x{t}>) outs(%ke : tensor<{kh}x{kw}x{c}x{t}>) permutation = [1, 2, 0]
-  %kt = util.optimization_barrier %kt0 : tensor<{kh}x{kw}x{c}x{t}>
+  %xb = flow.dispatch.region -> (tensor<{n}x{h}x{w}x{c}x{t}>) {{
+    %xe = tensor.empty() : tensor<{n}x{h}x{w}x{c}x{t}>
+    %xt = linalg.transpose ins(%x : tensor<{n}x{c}x{h}x{w}x{t}>) outs(%xe : tensor<{n}x{h}x{w}x{c}x{t}>) permutation = [0, 2, 3, 1]
+    flow.return %xt : tensor<{n}x{h}x{w}x{c}x{t}>
+  }}
+  %kt = flow.dispatch.region -> (tensor<{kh}x{kw}x{c}x{t}>) {{
+    %ke = tensor.empty() : tensor<{kh}x{kw}x{c}x{t}>
+    %kt0 = linalg.transpose ins(%k : tensor<{c}x{kh}x{kw}x{t}>) outs(%ke : tensor<{kh}x{kw}x{c}x{t}>) permutation = [1, 2, 0]
+    flow.return %kt0 : tensor<{kh}x{kw}x{c}x{t}>
+  }}
   %oe = tensor.empty() : tensor<{n}x{oh}x{ow}x{c}x{t}>
   %ot = linalg.transpose ins(%o : tensor<{n}x{c}x{oh}x{ow}x{t}>) outs(%oe : tensor<{n}x{oh}x{ow}x{c}x{t}>) permutation = [0, 2, 3, 1]
   %y = linalg.depthwise_conv_2d_nhwc_hwc {{dilations = {dilations}, strides = {strides}}}
