@@ -192,6 +192,20 @@ def test_a_choice_takes_the_median_neighbour_ratio():
     assert choose_plan([op], db).ops[0].layout == "im2col"
 
 
+def test_neighbours_are_ops_that_take_the_same_layouts():
+    # NHWC is measured on depthwise windows of 5x5 and up only: a 7x7 one read beside 3x3 ones
+    # (nearer in shape) had no NHWC estimate and stayed in IREE's NCHW build (ConvNeXt)
+    small = [conv(cin=c, size=40, k=3, kind="depthwise") for c in (40, 48, 56)]
+    wide = [conv(cin=c, size=20, k=5, kind="depthwise") for c in (96, 128, 160)]
+    db = database(*((s, {"plain/nchw": 10.0}) for s in small), *((s, {"plain/nchw": 10.0, "plain/nhwc": 2.0}) for s in wide))
+    op = conv(cin=48, size=44, k=7, kind="depthwise")
+    assert {e.shape.kh for e in db.nearest(op, 3)} == {5}
+    assert estimate(op, db)[1]["plain/nhwc"] == pytest.approx(0.2 * estimate(op, db)[1]["plain/nchw"])
+    assert choose_plan([op], db, modes=("plain",)).ops[0].layout == "nhwc"
+    # and a 3x3 one reads the 3x3 ones
+    assert {e.shape.kh for e in db.nearest(conv(cin=96, size=20, k=3, kind="depthwise"), 3)} == {3}
+
+
 def test_a_window_convolution_leaves_iree_build_where_any_neighbour_fell_off_its_cliff():
     # IREE's NCHW build ran 2x im2col's time on one neighbour, 0.5x and 0.25x on the others
     times = ({"plain/nchw": 10.0, "plain/im2col": 5.0}, {"plain/nchw": 10.0, "plain/im2col": 20.0}, {"plain/nchw": 10.0, "plain/im2col": 40.0})

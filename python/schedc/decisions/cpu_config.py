@@ -198,8 +198,14 @@ class CpuDatabase:
 
     def nearest(self, shape: OpShape, count: int = 1) -> list[CpuEntry]:
         """The `count` measured entries of the same kind and element type closest in
-        log-shape, nearest first."""
+        log-shape, nearest first: among those whose op takes the same layouts where there are
+        any. A layout is measured only on the ops that take it, so a 7x7 depthwise convolution
+        read beside 3x3 ones had no estimate in NHWC and stayed in IREE's NCHW build at 4-7x
+        the time (ConvNeXt's 48-channel ones; bench/README.md, "Neighbours that take the
+        op's layouts")."""
         same = [e for e in self.entries.values() if e.shape.kind == shape.kind and e.shape.dtype == shape.dtype]
+        alike = [e for e in same if e.shape.layouts() == shape.layouts()]
+        same = alike or same
         here = shape.features()
         return sorted(same, key=lambda e: (sum((a - b) ** 2 for a, b in zip(here, e.shape.features())), e.shape.key))[:count]
 
