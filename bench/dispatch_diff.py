@@ -61,6 +61,8 @@ def prepare(args) -> None:
         for i, x in enumerate(inputs):
             np.save(folder / f"{stem}.input{i}.npy", x.numpy())
         for variant, (keywords, _) in VARIANTS.items():
+            if variant not in args.variants.split(","):
+                continue
             schedc.compile(mlir, output=str(folder / f"{stem}.{variant}.vmfb"), iree_flags=flags, **keywords)
             print(f"{stem}.{variant}", flush=True)
         manifest.append({"stem": stem, "inputs": len(inputs), "flags": flags})
@@ -149,6 +151,7 @@ def main() -> None:
     p.add_argument("--models", default=None, help="comma-separated, from bench/heldout.py (default: all)")
     p.add_argument("--dtypes", default="f16")
     p.add_argument("--fused", action="store_true", help="with IREE's aggressive fusion and generic matmuls")
+    p.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated modules to build (cpu, the reference, and any of the cuda ones)")
     r = sub.add_parser("run")
     r.add_argument("folder")
     r.add_argument("--tolerance", type=float, default=1e-2)

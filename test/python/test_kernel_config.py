@@ -605,6 +605,12 @@ def test_mma_operand_order_swaps_only_a_half_precision_contraction_whose_first_i
     assert swap_inputs_for_mma(gfp, gcp, fgc, "f16") and not swap_inputs_for_mma(gfp, fgc, gcp, "f16")
     bmk, bkn, bmn = (map_terms(f"affine_map<(d0, d1, d2, d3) -> ({r})>") for r in ("d0, d1, d3", "d0, d3, d2", "d0, d1, d2"))
     assert not swap_inputs_for_mma(bmn, bmk, bkn, "f16")  # attention's batch matmul: M first already
+    # aggressive fusion's Q/K/V projection (heads h, tokens t, head width d, K k) into [h, t, d]:
+    # the weight's loops h and d interleave with the activation's t; IREE is right unswapped
+    htd, tk, hdk = (map_terms(f"affine_map<(d0, d1, d2, d3) -> ({r})>") for r in ("d0, d1, d2", "d1, d3", "d0, d2, d3"))
+    assert not swap_inputs_for_mma(htd, tk, hdk, "f16")
+    # while [h, d, t] (the weight's loops first, together) is a transposed product: swapped
+    assert swap_inputs_for_mma(map_terms("affine_map<(d0, d1, d2, d3) -> (d0, d2, d1)>"), tk, hdk, "f16")
     window = map_terms("affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d1 + d4, d2 + d5)>")  # a 3x3 convolution: right as it is
     assert not swap_inputs_for_mma(map_terms("affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2)>"), window,
                                    map_terms("affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d4, d5)>"), "f16")

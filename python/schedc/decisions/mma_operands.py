@@ -29,4 +29,13 @@ def swap_inputs_for_mma(output: list[list[tuple[int, int]]], first: list[list[tu
     # The output's leading loop past its batch loops (those both inputs index: a split
     # convolution's parts, `schedc.ir.split_k`), which IREE's tensor-core configs take as M.
     leading = next((result[0][0] for result in output if not (result[0][0] in first_loops and result[0][0] in second_loops)), None)
-    return leading is not None and leading not in first_loops and leading in second_loops
+    if leading is None or leading in first_loops or leading not in second_loops:
+        return False
+    # Only where the second input's loops lead the output together, [second's, first's] (a
+    # transposed product, a 1x1 convolution): an output that interleaves them (aggressive
+    # fusion's Q/K/V projections into [heads, tokens, head width]) IREE computed right as it
+    # was, and swapped, wrong, with its own configs as with ours (Llama's, BERT's and ViT's
+    # f16 projections off by 1.3-1.6; bench/dispatch_diff.py on an H100, twelfth session).
+    rest = [result[0][0] for result in output if not (result[0][0] in first_loops and result[0][0] in second_loops)]
+    from_second = [loop in second_loops for loop in rest]
+    return from_second == sorted(from_second, reverse=True)
