@@ -8,8 +8,8 @@ device.
 Modules: bench/models.py's TRAIN_SUITE (cnn, transformer) compiled with memory-order and
 arena-plan (`default`), with remat at budgets 0.8 and 0.6 between them (each with its JSON
 report, which holds the transient bytes, copies and extra FLOPs), and with the weight gradients'
-convolutions split over their window rows (`window-split`: `split-k{window=true}`, opt-in
-until this bench times it); `prepare` also saves each
+convolutions whole (`whole-gradients`: `split-k{window=false}`; split over their window rows by
+default since this bench timed it); `prepare` also saves each
 model's weights (DIR/<model>.pt). `run`: PyTorch eager's forward+backward on the GPU with those
 weights, timed and kept as the reference; then each module's `train_step` on device-resident
 arguments, median of 200 calls after 20 (each call waits for its last gradient), the worst
@@ -41,7 +41,7 @@ VARIANTS = {
     "default": "memory-order,arena-plan",
     "remat0.8": "memory-order,remat{memory-budget=0.8},arena-plan",
     "remat0.6": "memory-order,remat{memory-budget=0.6},arena-plan",
-    "window-split": "split-k{window=true},memory-order,arena-plan",
+    "whole-gradients": "split-k{window=false},memory-order,arena-plan",
 }
 INFERENCE = ("randwire", "darts")
 INFERENCE_VARIANTS = {

@@ -150,15 +150,16 @@ def test_weight_gradients_split_over_window_rows_compute_what_torch_does(rows, t
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
 
 
-def test_the_cuda_compile_splits_weight_gradients_when_asked_and_configures_their_parts():
-    """IREE 3.13's own config for the parts failed to lower; kernel-config gives them one
-    output per thread, and the step compiles for cuda."""
+def test_the_cuda_compile_splits_weight_gradients_and_configures_their_parts():
+    """By default (window=false: not); IREE 3.13's own config for the parts failed to lower,
+    kernel-config gives them one output per thread, and the step compiles for cuda."""
     torch.manual_seed(0)
     model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 16, 3, padding=1))
     x, y = torch.randn(2, 3, 16, 16), torch.randn(2, 16, 16, 16)
     mlir = schedc.import_torch(model, x, train=True, targets=(y,), loss=nn.MSELoss())
-    assert compile_with_options(mlir, CompileOptions(target="cuda", emit="flow")).records["split-k"]["module"]["split"] == []
-    result = compile_with_options(mlir, CompileOptions(target="cuda", passes="split-k{window=true},memory-order,arena-plan"))
+    whole = CompileOptions(target="cuda", emit="flow", passes="split-k{window=false},memory-order,arena-plan")
+    assert compile_with_options(mlir, whole).records["split-k"]["module"]["split"] == []
+    result = compile_with_options(mlir, CompileOptions(target="cuda"))
     split = result.records["split-k"]["module"]["split"]
     assert [s["over"] for s in split] == ["window rows"] * 2
     parts = [k for k in result.records["kernel-config"]["module"]["kernels"] if k["kind"] == "matmul_like" and k["signature"].count("x") == 7]
