@@ -73,11 +73,27 @@ KNOWN_MISCOMPILES = {
 KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
 
 
-def input_flags(has_f64: bool, user_flags) -> list[str]:
-    """Flags the input itself asks for: f64 kept where its functions take or return f64
-    tensors, unless the user set the demotion flag."""
+# IREE 3.13's aggressive fusion and generic matmuls: a decode step's layer norms fuse into the
+# projections after them (GPT-2 small's step: 249 dispatches -> 143), which kernel-config's
+# matvec configs then take. On cuda an f16 generation module's decode step ran 0.88x and 0.86x
+# the time with them (GPT-2 small 0.755 -> 0.665 ms a token, a Llama of its size 0.863 ->
+# 0.742; H100, one call), the greedy tokens the same, its prefill 1.18x and 1.04x (1.81 -> 2.14,
+# 1.84 -> 1.92 ms), a decode step running once per token after one prefill. On the held-out
+# models' forward passes they gained nothing (f16 Llama, BERT, ViT, ConvNeXt: 0.95-1.17x the
+# time; ViT f32 2.5x; bench/README.md, "IREE's aggressive fusion, right"), so only f16 and bf16
+# generation modules on cuda take them.
+GENERATION_FUSION = ("--iree-dispatch-creation-enable-aggressive-fusion", "--iree-opt-generalize-matmul")
+
+
+def input_flags(target: "Target", has_f64: bool, half_generation: bool, user_flags) -> list[str]:
+    """Flags the input itself asks for, unless the user set them: f64 kept where its functions
+    take or return f64 tensors; on cuda, GENERATION_FUSION for a generation module in f16 or
+    bf16 (`half_generation`)."""
     named = {f.split("=", 1)[0] for f in user_flags}
-    return [KEEP_F64] if has_f64 and KEEP_F64.split("=", 1)[0] not in named else []
+    wanted = [KEEP_F64] if has_f64 else []
+    if half_generation and target.name == "cuda":
+        wanted += GENERATION_FUSION
+    return [flag for flag in wanted if flag.split("=", 1)[0] not in named]
 
 
 def miscompile_warnings(target: "Target", flags) -> list[str]:

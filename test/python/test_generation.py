@@ -123,18 +123,24 @@ def test_an_f16_generation_module_compiles_for_cuda_replayed_with_kernel_configs
     along the contiguous dimension); the cache updates take one update per thread; IREE
     compiles every one for cuda (kernel-config's f16 configs once failed its code generation
     on GPT-2 small: unrealized_conversion_cast)."""
-    from schedc.compiler.driver import compile_with_options
+    from schedc.compiler.driver import _half_generation, compile_with_options
     from schedc.options import CompileOptions
 
     model = tiny_gpt2().half()
     mlir = import_generation(model, BUCKETS[:1], MAX_SEQ, params=str(tmp_path / "lm.irpa"))  # one prefill bucket: compile time
+    (tmp_path / "lm.mlir").write_text(mlir)
+    (tmp_path / "plain.mlir").write_text("func.func @f(%x: tensor<2xf16>) -> tensor<2xf16> {\n  return %x : tensor<2xf16>\n}\n")
+    # an f16 generation module: on cuda, IREE's aggressive fusion (targets.GENERATION_FUSION)
+    assert _half_generation(tmp_path / "lm.mlir") and not _half_generation(tmp_path / "plain.mlir")
     result = compile_with_options(mlir, CompileOptions(target="cuda", execution="graphs"))
     assert result.output[:2] == b"PK" and b"module.fb" in result.output[:64]  # a .vmfb
     kernels = result.records["kernel-config"]["module"]["kernels"]
-    # (prefill's LM head runs on the last prompt token alone: one row, as decode's)
-    prefill = [k for k in kernels if k["dispatch"].startswith("prefill") and k["kind"] in ("matmul", "batch_matmul")
-               and not k["signature"].startswith("matmul 1x")]
-    decode = [k for k in kernels if k["dispatch"].startswith("decode") and k["kind"] == "matmul"]
+    # (with aggressive fusion each product is a generic, IREE's `matmul_like`/`matvec_like`)
+    products = [k for k in kernels if k["kind"] in ("matmul", "batch_matmul", "matmul_like")]
+    # prefill's LM head runs on the last prompt token alone (a matvec, IREE's own at this vocabulary)
+    prefill = [k for k in products if k["dispatch"].startswith("prefill") and "matvec" not in k["dispatch"]]
+    # decode's projections (one row: N x K); the attention's per-head products stay IREE's
+    decode = [k for k in products if k["dispatch"].startswith("decode") and k["signature"].split()[-2].count("x") == 1]
     assert prefill and all(k["source"] == "heuristic" and "NV_MMA_SYNC" in k["config"] for k in prefill), prefill
     assert decode and all(k["source"] == "heuristic" and k["config"].startswith("vector ") for k in decode), decode
     scatters = [k for k in kernels if k["kind"] == "scatter"]

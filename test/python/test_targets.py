@@ -73,3 +73,14 @@ def test_flags_known_to_miscompile_on_a_target_are_warned_about():
     assert warning.startswith(f"{flag} on cuda: IREE 3.13's pad fusion gave wrong results")
     assert miscompile_warnings(cuda, [f"{flag}=true"]) and not miscompile_warnings(cuda, [f"{flag}=false"])
     assert not miscompile_warnings(cpu, [flag])
+
+
+def test_an_f16_generation_module_asks_cuda_for_aggressive_fusion():
+    from schedc.targets import GENERATION_FUSION, KEEP_F64, input_flags
+
+    cuda, cpu = resolve_target("cuda"), resolve_target("llvm-cpu")
+    assert input_flags(cuda, False, True, []) == list(GENERATION_FUSION)
+    assert input_flags(cpu, False, True, []) == [] and input_flags(cuda, False, False, []) == []
+    # the user's own setting of a flag wins, either way
+    off = f"{GENERATION_FUSION[0]}=false"
+    assert input_flags(cuda, True, True, [off]) == [KEEP_F64, GENERATION_FUSION[1]]

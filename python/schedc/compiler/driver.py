@@ -182,7 +182,7 @@ def compile_with_options(source, options: CompileOptions, pass_output=None, time
     keep_work = False
     try:
         input_path = _stage_input(source, work, dump=bool(options.dump_phases))
-        target_flags = options.resolved_target.iree_flags() + input_flags(_f64_at_boundary(input_path), options.iree_flags) + list(options.iree_flags)
+        target_flags = options.resolved_target.iree_flags() + input_flags(options.resolved_target, _f64_at_boundary(input_path), _half_generation(input_path), options.iree_flags) + list(options.iree_flags)
         pass_flags = [f for i in invocations for f in REGISTRY[i.name].flags_for(i.options)]
         # The target's code of each executable: as the module links it (--dump-phases), or one
         # executable per dispatch (--emit=executables, where no module is made).
@@ -470,6 +470,13 @@ def _f64_at_boundary(path: Path) -> bool:
     code has no f64 cos, sin or atan2.)"""
     with open(path, "rb") as f:
         return f.read(4) == BYTECODE_MAGIC or _file_contains(f, re.compile(rb"func\.func [^\n]*f64>"))
+
+
+def _half_generation(path: Path) -> bool:
+    """Whether an input is a generation module (`schedc import --generate`) in f16 or bf16: its
+    module attribute, and a tensor of those types (torch's `,f16>`, builtin's `xf16>`)."""
+    with open(path, "rb") as f:
+        return _file_contains(f, abi.GENERATION.encode()) and _file_contains(f, re.compile(rb"[,x](?:b?f16)>"))
 
 
 def _needs_marking(path: Path) -> bool:
