@@ -2,7 +2,7 @@
 
 It runs where IREE's input conversion ends (linalg on tensors, before dispatch formation),
 reads each `linalg.conv_2d_nchw_fchw` as plain data (`schedc.ir.cpu_ops.op_shape`), decides
-its parts (`schedc.decisions.split_k.split_parts`), and rewrites it as a grouped convolution
+its parts (`schedc.decisions.split_k.choose_split`), and rewrites it as a grouped convolution
 of the parts and their sum (`schedc.ir.split_k.split_conv`). kernel-config then configures
 the grouped convolution as any other implicit GEMM. A weight gradient (a training step's,
 whose window is larger than its output) is split over its window's rows instead (`window=false`:
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from schedc.decisions.split_k import MAX_PARTS, can_split, split_parts, window_parts
+from schedc.decisions.split_k import MAX_PARTS, WINDOW_ROWS, choose_split
 from schedc.ir.cpu_ops import op_shape
 from schedc.ir.iree import function_ops, ops_named
 from schedc.ir.split_k import split_conv, split_conv_rows
@@ -43,7 +43,8 @@ class Options:
 
 def split_k(module, pass_, options: Options, context) -> None:
     # Chosen splits are measured on cuda only; a forced part count splits on any target.
-    if not options.parts and not options.rows and (context.target or "cuda") != "cuda":
+    chosen = (context.target or "cuda") == "cuda"
+    if not options.parts and not options.rows and not chosen:
         return
     split = []
     for function in function_ops(module):
@@ -51,18 +52,10 @@ def split_k(module, pass_, options: Options, context) -> None:
             shape = op_shape(op)
             if shape is None:
                 continue
-            if options.rows:
-                rows = options.rows if window_parts(shape) > 1 and shape.kh % options.rows == 0 else 0
-            else:
-                rows = 0 if options.parts or not options.window else window_parts(shape)
-            if rows > 1:
-                split_conv_rows(op, rows)
-                split.append({"op": shape.key, "parts": rows, "over": "window rows"})
-                continue
-            parts = options.parts if options.parts else split_parts(shape, pointwise_f16=options.pointwise)
-            if parts > 1 and can_split(shape, parts):
-                split_conv(op, parts)
-                split.append({"op": shape.key, "parts": parts, "over": "input channels"})
+            parts, over = choose_split(shape, options.parts, options.rows, options.window, options.pointwise, chosen)
+            if parts > 1:
+                (split_conv_rows if over == WINDOW_ROWS else split_conv)(op, parts)
+                split.append({"op": shape.key, "parts": parts, "over": over})
     context.records.setdefault("split-k", {})["module"] = {"split": split, "max_parts": options.parts or MAX_PARTS}
 
 

@@ -130,6 +130,19 @@ def test_weight_gradients_are_split_over_their_window_rows_until_their_outputs_f
     assert window_parts(_conv(3, 64, 112, k=7)) == 1 and window_parts(_conv(512, 512, 2)) == 1
 
 
+def test_one_choice_of_what_is_split_and_over_what():
+    from schedc.decisions.split_k import INPUT_CHANNELS, WINDOW_ROWS, choose_split
+
+    gradient, deep, small = _weight_gradient(64, 64, 16), _conv(512, 512, 7), _conv(64, 128, 56)
+    assert choose_split(gradient) == (8, WINDOW_ROWS) and choose_split(gradient, window=False) == (1, "")
+    assert choose_split(deep) == (MAX_PARTS, INPUT_CHANNELS) and choose_split(small) == (1, "")
+    # forced counts, on any target; chosen ones only where measured (cuda)
+    assert choose_split(gradient, rows=2, chosen=False) == (2, WINDOW_ROWS)
+    assert choose_split(deep, rows=2, chosen=False) == (1, "")  # no weight gradient: `rows` leaves it
+    assert choose_split(deep, parts=4, chosen=False) == (4, INPUT_CHANNELS) and choose_split(deep, chosen=False) == (1, "")
+    assert choose_split(_conv(48, 96, 24), parts=2) == (1, "")  # 24 channels a part
+
+
 @pytest.mark.parametrize("rows", [2, 8])
 def test_weight_gradients_split_over_window_rows_compute_what_torch_does(rows, tmp_path):
     torch.manual_seed(0)

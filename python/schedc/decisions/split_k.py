@@ -121,3 +121,26 @@ def split_parts(shape: OpShape, split_outputs: int = 0, max_parts: int = MAX_PAR
     while parts * 2 <= max_parts and outputs * parts < split_outputs and can_split(shape, parts * 2):
         parts *= 2
     return parts
+
+
+WINDOW_ROWS, INPUT_CHANNELS = "window rows", "input channels"
+
+
+def choose_split(shape: OpShape, parts: int = 0, rows: int = 0, window: bool = True, pointwise_f16: bool = False,
+                 chosen: bool = True) -> tuple[int, str]:
+    """How split-k splits `shape`: (parts, WINDOW_ROWS or INPUT_CHANNELS), or (1, "") for not.
+    Forced counts first, on any target: `rows` splits each weight gradient whose window rows
+    divide into that many, `parts` each convolution whose input channels do. Else, where splits
+    are `chosen` (cuda, where they were measured): a weight gradient over its window rows
+    (`window_parts`, unless not `window`), any other convolution by `split_parts`."""
+    weight_gradient = window_parts(shape) > 1
+    if rows and weight_gradient:
+        return (rows, WINDOW_ROWS) if shape.kh % rows == 0 else (1, "")
+    if parts:
+        return (parts, INPUT_CHANNELS) if can_split(shape, parts) else (1, "")
+    if not chosen:
+        return 1, ""
+    if weight_gradient:
+        return (window_parts(shape), WINDOW_ROWS) if window else (1, "")
+    count = split_parts(shape, pointwise_f16=pointwise_f16)
+    return (count, INPUT_CHANNELS) if count > 1 and can_split(shape, count) else (1, "")
