@@ -125,6 +125,7 @@ def test_an_f16_generation_module_compiles_for_cuda_replayed_with_kernel_configs
     on GPT-2 small: unrealized_conversion_cast)."""
     from schedc.compiler.driver import _half_generation, compile_with_options
     from schedc.options import CompileOptions
+    from schedc.targets import GENERATION_FUSION
 
     model = tiny_gpt2().half()
     mlir = import_generation(model, BUCKETS[:1], MAX_SEQ, params=str(tmp_path / "lm.irpa"))  # one prefill bucket: compile time
@@ -134,6 +135,7 @@ def test_an_f16_generation_module_compiles_for_cuda_replayed_with_kernel_configs
     assert _half_generation(tmp_path / "lm.mlir") and not _half_generation(tmp_path / "plain.mlir")
     result = compile_with_options(mlir, CompileOptions(target="cuda", execution="graphs"))
     assert result.output[:2] == b"PK" and b"module.fb" in result.output[:64]  # a .vmfb
+    assert result.records["input"]["module"]["iree_flags"] == list(GENERATION_FUSION)
     kernels = result.records["kernel-config"]["module"]["kernels"]
     # (with aggressive fusion each product is a generic, IREE's `matmul_like`/`matvec_like`)
     products = [k for k in kernels if k["kind"] in ("matmul", "batch_matmul", "matmul_like")]

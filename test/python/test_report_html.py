@@ -215,6 +215,15 @@ def test_summary_rows_come_from_the_report():
     assert rows["mode"] == "balanced"
 
 
+def test_the_summary_names_the_iree_flags_the_input_asked_for():
+    from schedc.report.build import summary_lines
+    from schedc.targets import GENERATION_FUSION
+
+    report = {"functions": {}, "input_flags": list(GENERATION_FUSION)}
+    assert summary_lines(report) == [f"IREE flags the input asks for: {' '.join(GENERATION_FUSION)}"]
+    assert summary_lines({"functions": {}, "input_flags": []}) == []
+
+
 def test_live_timeline_peak_is_the_graph_peak():
     graph = chain_graph([4096, 1024, 8192, 64])
     timeline = live_timeline(graph, graph.program_order())

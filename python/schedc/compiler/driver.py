@@ -182,7 +182,8 @@ def compile_with_options(source, options: CompileOptions, pass_output=None, time
     keep_work = False
     try:
         input_path = _stage_input(source, work, dump=bool(options.dump_phases))
-        target_flags = options.resolved_target.iree_flags() + input_flags(options.resolved_target, _f64_at_boundary(input_path), _half_generation(input_path), options.iree_flags) + list(options.iree_flags)
+        asked = input_flags(options.resolved_target, _f64_at_boundary(input_path), _half_generation(input_path), options.iree_flags)
+        target_flags = options.resolved_target.iree_flags() + asked + list(options.iree_flags)
         pass_flags = [f for i in invocations for f in REGISTRY[i.name].flags_for(i.options)]
         # The target's code of each executable: as the module links it (--dump-phases), or one
         # executable per dispatch (--emit=executables, where no module is made).
@@ -192,6 +193,8 @@ def compile_with_options(source, options: CompileOptions, pass_output=None, time
         context = PassContext.from_options(options, timer=timer, passes=tuple(i.name for i in invocations),
                                            **({"out": pass_output} if pass_output is not None else {}))
         result = CompileResult(output=b"", records=context.records, timer=timer)
+        if asked:  # for the report: IREE flags schedc added for this input (targets.input_flags)
+            context.records["input"] = {"module": {"iree_flags": asked}}
         if options.batch_buckets:
             steps.current = _batch_buckets(steps, target_flags, options.batch_buckets)
         output = _run_phases(steps, invocations, context, options, _input_name(source))
@@ -577,6 +580,7 @@ def _report(steps: _Steps, flow: Path, stream: Path, options: CompileOptions, pi
         "target": options.resolved_target.name,
         "arch": options.resolved_target.arch,
         "pipeline": pipeline if options.schedc_passes else "",
+        "input_flags": records.get("input", {}).get("module", {}).get("iree_flags", []),
     }
     allocations = [transient_allocations(read_without_resources(path)[0]) for path in (stream, baseline)]
     return build_report(records, *allocations, meta, iree_arenas(packs(read_without_resources(allocation)[0])))

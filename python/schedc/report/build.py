@@ -30,7 +30,7 @@ def iree_arenas(packs: list[Pack]) -> dict[str, list[dict]]:
 
 
 # Passes whose record is the module's, not per function.
-MODULE_WIDE = ("kernel-config", "cpu-config", "mma-operands", "split-k", "reduction-config", "static-replay-pool")
+MODULE_WIDE = ("kernel-config", "cpu-config", "mma-operands", "split-k", "reduction-config", "static-replay-pool", "input")
 
 
 def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, arenas_without: dict | None = None) -> dict:
@@ -146,6 +146,8 @@ def summary_lines(report: dict) -> list[str]:
         plural = len(configured) != 1
         lines.append(f"reduction-config: {len(configured)} row reduction{'s' if plural else ''} given a subgroup per row "
                      f"({', '.join(sorted({c['config'] for c in configured}))})")
+    if report.get("input_flags"):  # f64 kept, or an f16 generation module's fusion on cuda (targets.input_flags)
+        lines.append(f"IREE flags the input asks for: {' '.join(report['input_flags'])}")
     replay = report.get("static_replay")
     if replay:
         lines.append(replay_line(replay))
