@@ -1,7 +1,7 @@
 """Which dispatch of a CUDA module computes wrong: every dispatch's outputs on the GPU against the
 same dispatch on the host CPU.
 
-    python bench/dispatch_diff.py prepare DIR [--models llama,bert] [--dtypes f16] [--fused]   # here
+    python bench/dispatch_diff.py prepare DIR [--models llama,bert] [--dtypes f16] [--fused] [--variants cpu,cuda]   # here
     python bench/dispatch_diff.py run DIR                                                      # GPU machine
 
 `prepare` compiles each held-out model (bench/heldout.py, its weights inside the module) with
