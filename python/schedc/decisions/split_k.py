@@ -133,7 +133,8 @@ def choose_split(shape: OpShape, parts: int = 0, rows: int = 0, window: bool = T
     divide into that many, `parts` each convolution whose input channels do. Else, where splits
     are `chosen` (cuda, where they were measured): a weight gradient over its window rows
     (`window_parts`, unless not `window`), any other convolution by `split_parts`."""
-    weight_gradient = window_parts(shape) > 1
+    rows_parts = window_parts(shape)
+    weight_gradient = rows_parts > 1
     if rows and weight_gradient:
         return (rows, WINDOW_ROWS) if shape.kh % rows == 0 else (1, "")
     if parts:
@@ -141,6 +142,6 @@ def choose_split(shape: OpShape, parts: int = 0, rows: int = 0, window: bool = T
     if not chosen:
         return 1, ""
     if weight_gradient:
-        return (window_parts(shape), WINDOW_ROWS) if window else (1, "")
+        return (rows_parts, WINDOW_ROWS) if window else (1, "")
     count = split_parts(shape, pointwise_f16=pointwise_f16)
     return (count, INPUT_CHANNELS) if count > 1 and can_split(shape, count) else (1, "")
