@@ -9,7 +9,8 @@ IREE's `--iree-flow-trace-dispatch-tensors`, which makes every dispatch print it
 outputs when it runs: once for the host CPU with IREE's own code generation (`cpu`, the
 reference: `--no-tuning`, so no schedc code-generation pass changes the dispatches), and for
 cuda as `cuda` (schedc's default pipeline), `cuda-noswap` (mma-operands swapping nothing),
-`cuda-iree` (IREE's own kernel configs) and `cuda-iree-noswap`. `--fused` adds IREE's aggressive
+`cuda-iree` (IREE's own kernel configs) and `cuda-iree-noswap`; `cuda-pointwise` splits f16 1x1
+convolutions as well, against `cpu-pointwise`, the host module with the same splits. `--fused` adds IREE's aggressive
 fusion and generic matmuls (`generalization.FUSION_FLAGS`) to every module. The model's inputs
 go beside them as .npy files.
 
@@ -38,11 +39,16 @@ TRACE = ("--iree-flow-trace-dispatch-tensors",)
 NOSWAP = "mma-operands{swap=false},memory-order,arena-plan"
 VARIANTS = {  # module -> (schedc.compile keywords, IREE device)
     "cpu": ({"target": "llvm-cpu", "tuning": False}, "local-task"),
+    # f16 1x1 convolutions split as well (split-k{pointwise=true}), on the host with the same
+    # splits: `cuda-pointwise` is compared with `cpu-pointwise` (REFERENCES).
+    "cpu-pointwise": ({"target": "llvm-cpu", "tuning": False, "passes": "split-k{pointwise=true anywhere=true}"}, "local-task"),
+    "cuda-pointwise": ({"target": "cuda", "passes": "split-k{pointwise=true},memory-order,arena-plan"}, "cuda"),
     "cuda": ({"target": "cuda"}, "cuda"),
     "cuda-noswap": ({"target": "cuda", "passes": NOSWAP}, "cuda"),
     "cuda-iree": ({"target": "cuda", "tuning": False}, "cuda"),
     "cuda-iree-noswap": ({"target": "cuda", "tuning": False, "passes": NOSWAP}, "cuda"),
 }
+REFERENCES = {"cuda-pointwise": "cpu-pointwise"}  # the host module a cuda one is compared with, if not `cpu`
 HEADER = re.compile(r"^=== (.+) (inputs|outputs) ===$")
 
 
@@ -128,11 +134,14 @@ def run(args) -> None:
     for entry in json.loads((folder / "manifest.json").read_text()):
         stem = entry["stem"]
         inputs = [folder / f"{stem}.input{i}.npy" for i in range(entry["inputs"])]
-        reference = traced_run(folder / f"{stem}.cpu.vmfb", VARIANTS["cpu"][1], inputs)
+        references = {}
         for variant, (_, device) in VARIANTS.items():
-            if variant == "cpu" or not (folder / f"{stem}.{variant}.vmfb").exists():
-                continue  # the reference, or a module not carried to this machine
-            rows = compare(reference, traced_run(folder / f"{stem}.{variant}.vmfb", device, inputs))
+            if variant.startswith("cpu") or not (folder / f"{stem}.{variant}.vmfb").exists():
+                continue  # a reference, or a module not carried to this machine
+            host = REFERENCES.get(variant, "cpu")
+            if host not in references:
+                references[host] = traced_run(folder / f"{stem}.{host}.vmfb", VARIANTS[host][1], inputs)
+            rows = compare(references[host], traced_run(folder / f"{stem}.{variant}.vmfb", device, inputs))
             bad = [r for r in rows if not r["error"] <= args.tolerance]
             results[f"{stem}.{variant}"] = {"dispatches": len(rows), "over_tolerance": bad, "last": rows[-1] if rows else None}
             print(f"{stem} {variant}: {len(rows)} dispatch runs, {len(bad)} off by more than {args.tolerance:g}; "

@@ -33,6 +33,9 @@ class Options:
     window: bool = True
     # ... or every weight gradient whose rows divide in this many parts, on any target
     rows: int = 0
+    # Choose parts as for cuda on any target: a host module with a cuda module's splits, whose
+    # dispatches bench/dispatch_diff.py compares with the GPU's one by one.
+    anywhere: bool = False
 
     def __post_init__(self):
         for name in ("parts", "rows"):
@@ -43,7 +46,7 @@ class Options:
 
 def split_k(module, pass_, options: Options, context) -> None:
     # Chosen splits are measured on cuda only; a forced part count splits on any target.
-    chosen = (context.target or "cuda") == "cuda"
+    chosen = options.anywhere or (context.target or "cuda") == "cuda"
     if not options.parts and not options.rows and not chosen:
         return
     split = []

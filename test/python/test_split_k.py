@@ -110,6 +110,17 @@ def test_the_cuda_compile_splits_an_f16_projection_when_asked_and_swaps_its_part
     assert len(swapped) == 1 and "matmul_like_4x160x49x240" in swapped[0]  # the parts' batch of contractions
 
 
+def test_a_host_compile_splits_as_cuda_chooses_only_when_asked():
+    # IREE's own build on the host (no cpu-config, which rewrites convolutions first)
+    model = nn.Sequential(nn.Conv2d(512, 512, 3, padding=1), nn.ReLU()).eval()
+    mlir = schedc.import_torch(model, torch.randn(1, 512, 7, 7))
+    cuda = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow")).records["split-k"]["module"]["split"]
+    host = compile_with_options(mlir, CompileOptions(target="llvm-cpu", emit="flow", tuning=False, passes="split-k{anywhere=true}"))
+    assert cuda and host.records["split-k"]["module"]["split"] == cuda
+    plain = compile_with_options(mlir, CompileOptions(target="llvm-cpu", emit="flow", tuning=False, passes="split-k"))
+    assert plain.records.get("split-k", {}).get("module", {}).get("split", []) == []
+
+
 def _weight_gradient(cin, cout, size, batch=4, k=3):
     """conv_2d_nchw_fchw as torch's backward gives a weight gradient: the input's channels as
     the batch, its batch as the channels, the output gradient's plane as the window."""
