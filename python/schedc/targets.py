@@ -81,7 +81,9 @@ KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
 # 1.84 -> 1.92 ms), a decode step running once per token after one prefill. On the held-out
 # models' forward passes they gained nothing (f16 Llama, BERT, ViT, ConvNeXt: 0.95-1.17x the
 # time; ViT f32 2.5x; bench/README.md, "IREE's aggressive fusion, right"), so only f16 and bf16
-# generation modules on cuda take them.
+# generation modules on cuda take them. An f32 generation module with them does not compile in
+# IREE 3.13, with its own configs as with schedc's: the prefill's fused layer-norm reduction
+# (`reduction_32x768_f32`, GPT-2 small) "failed to distribute" in VectorDistribute.
 GENERATION_FUSION = ("--iree-dispatch-creation-enable-aggressive-fusion", "--iree-opt-generalize-matmul")
 
 
