@@ -98,7 +98,10 @@ def traced_run(module: Path, device: str, inputs: list[Path]) -> list[tuple[str,
                *(f"--input=@{p}" for p in inputs)]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:
-        raise RuntimeError(f"{' '.join(command)} failed: {done.stderr[-2000:]}")
+        # The error, not the traced tensors before it (a failed run's stderr is mostly those).
+        said = [line for line in done.stderr.splitlines() if line.strip() and not HEADER.match(line) and "=[" not in line
+                and not line.lstrip().startswith(("[", "-")) and not line.lstrip()[:1].isdigit()]
+        raise RuntimeError(f"{' '.join(command)} failed (exit {done.returncode}): {chr(10).join(said[-20:]) or done.stderr[-2000:]}")
     return traced_outputs(done.stderr)  # the traces; stdout has the results, cut short
 
 
