@@ -1,5 +1,6 @@
 """Ordering strategies on random DAGs (hypothesis): valid orders, never worse than program
-order, and the exact search equal to a brute-force optimum on small graphs."""
+order, the exact search equal to a brute-force optimum on small graphs, and lower bounds that
+no order goes under."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from hypothesis import strategies as st
 
 from schedc.decisions.kernel_graph import Buffer, KernelGraph, Node
 from schedc.decisions.memory_order import HEURISTICS, MemoryProblem, OrderLimits, beam, best_order, exact, exact_search
-from schedc.decisions.segments import split_at_separators
+from schedc.decisions.order_bounds import cut_bound, working_set_bound
+from schedc.decisions.segments import reach, split_at_separators
 
 
 @st.composite
@@ -89,6 +91,75 @@ def test_the_lower_bound_holds_wherever_the_search_stops(graph, max_states):
         assert decision.optimum == optimum == decision.lower_bound
 
 
+def least_alive_while_running(problem: MemoryProblem, v: int) -> int:
+    """The fewest bytes alive while `v` runs, over every set of nodes that may run before it
+    (every subset closed under predecessors, holding v's ancestors and none of its
+    descendants), by enumeration."""
+    _, ancestors, descendants = reach(problem)
+    definer = {b: u for u in range(problem.count) for b in problem.defines[u]}
+    readers = {b: [w for w in range(problem.count) if b in problem.uses[w]] for b in problem.size}
+    least = None
+    for before in range(1 << problem.count):
+        if before & ancestors[v] != ancestors[v] or before & (descendants[v] | 1 << v):
+            continue
+        if any(before >> x & 1 and not all(before >> p & 1 for p in problem.preds[x]) for x in range(problem.count)):
+            continue
+        alive = problem.alloc[v] + sum(size for b, size in problem.size.items()
+                                       if b in definer and before >> definer[b] & 1 and any(not before >> w & 1 for w in readers[b]))
+        least = alive if least is None else min(least, alive)
+    return least
+
+
+@settings(max_examples=200, deadline=None)
+@given(random_graphs(max_nodes=9))
+def test_the_cut_bound_is_each_nodes_least_working_set_and_no_order_goes_under_it(graph):
+    """The minimum cut finds, for every node that allocates, the set of nodes run before it
+    that leaves the fewest bytes alive; the highest of those is at most the brute-force
+    optimum, and at least the working-set bound."""
+    problem = MemoryProblem.from_graph(graph)
+    optimum = min(graph.peak_bytes(order) for order in all_orders(graph))
+    least = [least_alive_while_running(problem, v) for v in range(problem.count) if problem.alloc[v] > 0]
+    bound = cut_bound(problem)
+    assert bound == max(least + [working_set_bound(problem)])
+    assert working_set_bound(problem) <= bound <= optimum
+    # An order's live bytes only pick which nodes to cut first: the bound is the same.
+    assert cut_bound(problem, list(reversed(list(reach(problem)[0])))) == bound
+
+
+def test_the_cut_bound_counts_a_branch_that_ran_before_or_its_input():
+    """x (4 B) feeds a (2 B) and b (1 B); c (8 B) reads b; the output reads a and c. While c
+    runs, either a ran (its 2 B wait for the output) or x's 4 B wait for a: at least 11 B, the
+    optimum. The working-set bound sees only b's and c's bytes there (10 B at the output)."""
+    sizes, reads = [4, 2, 1, 8, 0], [(), (0,), (0,), (2,), (1, 3)]
+    buffers = tuple(Buffer(i, size, "t", "transient" if size else "result") for i, size in enumerate(sizes))
+    nodes = tuple(Node(i, "flow.dispatch", f"n{i}", True, (i,), r) for i, r in enumerate(reads))
+    graph = KernelGraph("branch", nodes, buffers, frozenset((u, v) for v, r in enumerate(reads) for u in r))
+    problem = MemoryProblem.from_graph(graph)
+    assert (working_set_bound(problem), cut_bound(problem)) == (10, 11)
+    decision = best_order(graph)
+    assert decision.optimum == decision.peak == decision.lower_bound == 11
+    assert decision.searches == {"exact": "bound"}
+
+
+def test_a_segment_under_another_segments_bound_is_not_searched():
+    """A wide fan of branches (which 3,000 states do not search through) and then one large
+    kernel: the large kernel's bytes bound the graph's peak, the fan's heuristic order stays
+    under it, so no search runs and the order is proven optimal."""
+    fan = wide_graph(branches=60, depth=3)
+    join = len(fan.nodes) - 1
+    big = Buffer(join + 1, 100_000, "t", "transient")
+    nodes = fan.nodes + (Node(join + 1, "flow.dispatch", "big", True, (join + 1,), ()),
+                         Node(join + 2, "flow.dispatch", "out", True, (join + 2,), (join + 1,)))
+    buffers = fan.buffers + (big, Buffer(join + 2, 0, "t", "result"))
+    graph = KernelGraph("fan_then_big", nodes, buffers, fan.edges | {(join, join + 1), (join + 1, join + 2)})
+    decision = best_order(graph, "auto", OrderLimits(max_states=3000))
+    assert decision.segments > 1
+    assert decision.searches == {"exact": "bound"}
+    assert decision.optimum == decision.peak == decision.lower_bound == graph.peak_bytes(decision.order)
+    alone = best_order(fan, "auto", OrderLimits(max_states=3000))
+    assert "max-states" in alone.searches.values()  # the fan alone is not proven in that budget
+
+
 @settings(max_examples=50, deadline=None)
 @given(random_graphs(min_nodes=6, max_nodes=12))
 def test_searches_stop_on_their_state_budget_and_the_heuristics_remain(graph):
@@ -110,10 +181,16 @@ def test_searches_stop_on_their_state_budget_and_the_heuristics_remain(graph):
 @settings(max_examples=50, deadline=None)
 @given(random_graphs(min_nodes=6, max_nodes=12))
 def test_beam_takes_over_above_the_exact_limit(graph):
+    """The exact search never runs; the beam does unless the lower bound already proves a
+    heuristic's order optimal, and a beam that reaches the bound is proven optimal too."""
     assume(any(b.size for b in graph.buffers))
     decision = best_order(graph, "auto", OrderLimits(exact_limit=0))
-    assert decision.searches == {"beam": "finished"}
-    assert "beam" in decision.peaks and decision.peak <= decision.program_peak
+    assert decision.searches.get("exact", "bound") == "bound"
+    if "beam" in decision.searches:
+        assert decision.searches["beam"] == "finished" and "beam" in decision.peaks
+    else:
+        assert decision.searches == {"exact": "bound"} and decision.optimum == decision.peak == decision.lower_bound
+    assert decision.peak <= decision.program_peak
 
 
 def test_a_wide_graph_is_decided_by_work_not_time():

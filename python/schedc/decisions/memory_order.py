@@ -19,7 +19,8 @@ from dataclasses import dataclass, field, replace
 from schedc.decisions.budget import Budget, Deadline, SearchStopped
 from schedc.decisions.kernel_graph import KernelGraph, sink_fills
 from schedc.decisions.liveness import LastUse, MemoryProblem
-from schedc.decisions.segments import members, reach, split_at_separators
+from schedc.decisions.order_bounds import cut_bound
+from schedc.decisions.segments import members, split_at_separators
 
 STRATEGIES = ("program", "dfs", "bfs", "greedy", "xla", "exact", "beam")
 
@@ -247,29 +248,6 @@ class _Search:
                 return None
 
 
-def working_set_bound(problem: MemoryProblem) -> int:
-    """A peak no order goes under: while a node runs, the transients it defines are alive, and
-    so is every transient defined by one of its ancestors and used by it or one of its
-    descendants (a skip connection across it), whatever the order."""
-    count = problem.count
-    _, ancestors, descendants = reach(problem)
-    definer = {b: v for v in range(count) for b in problem.defines[v]}
-    needed_by: dict[int, int] = {}  # buffer -> its users and their ancestors
-    for v in range(count):
-        for b in problem.uses[v]:
-            needed_by[b] = needed_by.get(b, 0) | ancestors[v] | (1 << v)
-    alive = list(problem.alloc)
-    for b, size in problem.size.items():
-        if not size or b not in definer or b not in needed_by:
-            continue
-        during = descendants[definer[b]] & needed_by[b]  # the nodes that run while b must be alive
-        while during:
-            low = during & -during
-            alive[low.bit_length() - 1] += size
-            during ^= low
-    return max(alive, default=0)
-
-
 def exact_search(problem: MemoryProblem, upper_bound: int | None = None, max_states: int = 200_000,
                  deadline: Deadline | None = None, floor: int | None = None, budget: Budget | None = None) -> tuple[list[int] | None, int]:
     """(the lowest-peak order, or None when the search creates more than `max_states` states
@@ -282,11 +260,11 @@ def exact_search(problem: MemoryProblem, upper_bound: int | None = None, max_sta
     target are dropped. A round that reaches the last layer has found the optimum (every order
     at or under the target survives in a state as good). One that does not has proven the
     optimum above the target, at least the least bound it dropped. The targets bisect what is
-    known, from the lower bound (`floor`, else the working-set bound) to `upper_bound` (a
+    known, from the lower bound (`floor`, else `cut_bound`) to `upper_bound` (a
     heuristic's peak), which a target reaching proves optimal. Every round's states count
     against `max_states`; where the budget runs out, the last failed round's bound stands."""
     search = _Search(problem, budget or Budget(max_states, deadline))
-    low = working_set_bound(problem) if floor is None else floor
+    low = cut_bound(problem) if floor is None else floor
     while upper_bound is None or low < upper_bound:
         target = low + (upper_bound - low) // 2 if upper_bound is not None else None
         dropped: list[int] = []
@@ -373,11 +351,12 @@ class OrderDecision:
     optimum: int | None  # the exact optimum, where the search finished
     peaks: dict  # strategy -> peak, for every strategy that ran
     # Why the searches that ran stopped: {"exact": "finished" | "bound" | "max-states" |
-    # "deadline", ...}; "bound": the lower bound reached a heuristic's peak, proving it optimal.
+    # "deadline", ...}; "bound": the lower bound reached a heuristic's or the beam's peak,
+    # proving it optimal (the exact search then does not run, or stops).
     searches: dict = field(default_factory=dict)
     deadline_fired: bool = False  # the time limit cut a search short: the order may vary by run
-    # A peak no order of the graph goes under (the optimum, where the search finished): the
-    # exact search's last whole layer, or the working-set bound.
+    # A peak no order of the graph goes under (the optimum, where the search finished): what
+    # the exact search's failed rounds proved, or `order_bounds.cut_bound`.
     lower_bound: int = 0
     segments: int = 1  # the parts between separators, ordered one by one
 
@@ -423,6 +402,9 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
         decision, orders = _best_order(problem, strategy, limits, deadline, lambda order: sink_fills(graph, order))
         assert all(graph.is_order(order) for order in orders.values()), "a strategy returned an invalid order"
         return decision
+    # Every segment's bound is one for the graph: a segment whose order reaches the highest
+    # needs no search (a RandWire stage whose own optimum is below the other stage's).
+    floor = max(cut_bound(segment.problem, deadline=deadline) for segment in segments)
     # The segments' searches share the budget, smallest segment first: each gets an equal part
     # of what is left, and what a segment does not use passes on to the larger ones, so a
     # graph's work stays within `limits` however it is cut.
@@ -432,7 +414,7 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
     for k, i in enumerate(by_size):
         budgets = (Budget(exact_left // (len(segments) - k), deadline), Budget(beam_left // (len(segments) - k), deadline))
         share = replace(limits, max_states=budgets[0].work, beam_states=budgets[1].work)
-        parts[i] = _best_order(segments[i].problem, strategy, share, deadline, budgets=budgets)
+        parts[i] = _best_order(segments[i].problem, strategy, share, deadline, budgets=budgets, floor=floor)
         exact_left -= min(budgets[0].spent, budgets[0].work)
         beam_left -= min(budgets[1].spent, budgets[1].work)
     order = sink_fills(graph, [v for segment, (d, _) in zip(segments, parts) for v in segment.graph_order(d.order)])
@@ -453,7 +435,7 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
     # The graph's optimum is the highest segment optimum: known when the known ones reach the
     # peaks of the segments whose optimum is not.
     optimum = max(known) if known and all(p <= max(known) for p in unknown) else None
-    bound = optimum if optimum is not None else max(max(d.lower_bound for d in decisions), working_set_bound(problem))
+    bound = optimum if optimum is not None else max(max(d.lower_bound for d in decisions), floor)
     searches: dict[str, str] = {}
     for d in decisions:
         for name, how in d.searches.items():
@@ -463,10 +445,15 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
 
 
 def _best_order(problem: MemoryProblem, strategy: str, limits: OrderLimits, deadline: Deadline, finish=list,
-                budgets: tuple[Budget, Budget] | None = None) -> tuple[OrderDecision, dict]:
+                budgets: tuple[Budget, Budget] | None = None, floor: int | None = None) -> tuple[OrderDecision, dict]:
     """`best_order` on one problem (`finish`: what turns a strategy's order into the one that
     runs; `budgets`: the exact search's and the beam's, to read what they spent); also each
-    strategy's order."""
+    strategy's order.
+
+    `floor`: a peak the whole graph cannot go under, at least this problem's `cut_bound` (the
+    highest segment's); None: this problem's. An order at or under it is as good as this
+    problem's optimum for the graph, so the searches stop there, and `optimum` is then that
+    order's peak."""
     exact_budget, beam_budget = budgets or (Budget(limits.max_states, deadline), Budget(limits.beam_budget, deadline))
     peaks: dict[str, int] = {}
     orders: dict[str, list[int]] = {}
@@ -488,23 +475,25 @@ def _best_order(problem: MemoryProblem, strategy: str, limits: OrderLimits, dead
         if name in HEURISTICS and name != "program":
             consider(name, HEURISTICS[name](problem, deadline))
     optimum = None
-    bound = working_set_bound(problem)
+    bound = floor or 0
     allocating = sum(1 for a in problem.alloc if a > 0)
+    searching = strategy in ("auto", "exact")
+
+    def proven() -> bool:
+        """Whether the lower bound reached a known order's peak: that order is optimal."""
+        nonlocal optimum
+        if searching and min(peaks.values()) <= bound:
+            searches["exact"] = "bound"
+            optimum = min(peaks.values())
+        return optimum is not None
+
     if allocating == 0 and strategy in ("auto", "exact", "beam"):
         optimum = peaks["program"]  # nothing allocates: no order to search for
-    elif strategy in ("auto", "exact") and allocating <= limits.exact_limit and deadline.passed():
-        searches["exact"] = "deadline"  # the heuristics used up the time: no search starts
-    elif strategy in ("auto", "exact") and allocating <= limits.exact_limit:
-        best_known = min(peaks.values())
-        order, bound = exact_search(problem, best_known, limits.max_states, deadline, bound, exact_budget)
-        searches["exact"] = stopped("exact", order)
-        consider("exact", order)
-        if order is not None:
-            optimum = peaks["exact"]
-        elif bound >= best_known:
-            searches["exact"] = "bound"  # the bound proved a heuristic's order optimal
-            optimum = best_known
-    if strategy == "beam" or (strategy in ("auto", "exact") and optimum is None):
+    elif floor is None:
+        best_so_far = min(orders, key=lambda name: (peaks[name], list(orders).index(name)))
+        bound = cut_bound(problem, orders[best_so_far], peaks[best_so_far], deadline)
+    # The beam before the exact search: it often reaches the bound, which ends the search.
+    if optimum is None and not proven() and (strategy == "beam" or searching):
         best_so_far = min(orders, key=lambda name: (peaks[name], list(orders).index(name)))
         width = 0 if deadline.passed() else _beam_width(problem, limits, orders[best_so_far])
         if deadline.passed():
@@ -515,6 +504,18 @@ def _best_order(problem: MemoryProblem, strategy: str, limits: OrderLimits, dead
             order = beam(problem, width, limits.beam_budget, deadline, beam_budget)
             searches["beam"] = stopped("beam", order)
             consider("beam", order)
+    if optimum is None and not proven() and searching and allocating <= limits.exact_limit:
+        if deadline.passed():
+            searches["exact"] = "deadline"  # the heuristics used up the time: no search starts
+        else:
+            best_known = min(peaks.values())
+            order, bound = exact_search(problem, best_known, limits.max_states, deadline, bound, exact_budget)
+            searches["exact"] = stopped("exact", order)
+            consider("exact", order)
+            if order is not None:
+                optimum = peaks["exact"]
+            else:
+                proven()  # the search's rounds raised the bound to a known peak
     candidates = [strategy] if strategy in orders else []
     if strategy == "auto" or not candidates:
         candidates = list(orders)
