@@ -167,7 +167,8 @@ class _Node:
 
 
 class _Search:
-    """Layers of search states; every state created is charged to `budget` (one unit each).
+    """Search states over sets of run nodes, expanded depth first (`dive`) or layer by layer
+    (`layers`); every state created is charged to `budget` (one unit each).
     What running a node frees is precomputed per node as (bytes, users) pairs: a buffer is
     freed once every node in its users' bitmask has run."""
 
@@ -176,9 +177,14 @@ class _Search:
         self.budget = budget
         self.pred_mask = [sum(1 << u for u in ps) for ps in problem.preds]
         user_mask: dict[int, int] = {b: 0 for b in problem.size}
+        reads: dict[int, int] = {b: 0 for b in problem.size}
         for v, vs in enumerate(problem.uses):
             for b in vs:
                 user_mask[b] |= 1 << v
+                reads[b] += 1
+        for b, users in problem.users.items():
+            if users > reads[b]:  # a later segment reads it too: never freed here, as in LastUse
+                user_mask[b] |= 1 << problem.count
         self.reads = [tuple((problem.size[b], user_mask[b]) for b in vs) for vs in problem.uses]
         self.unused = [sum(problem.size[b] for b in ds if problem.users[b] == 0) for ds in problem.defines]
         self.free_mask = sum(1 << v for v in range(problem.count) if problem.alloc[v] == 0)
@@ -225,6 +231,42 @@ class _Search:
         following = min((alloc[v] for v in members(state.ready & ~self.free_mask)), default=0)
         return max(state.peak, state.live + following)
 
+    def dive(self, target: int, dropped: list[int]) -> _Node | None:
+        """A state that ran every node with a peak at most `target`, found depth first (the
+        child with the lowest peak, then the fewest live bytes, first), or None when there is
+        none; the bounds of the states it drops go to `dropped`. A set of nodes reached again
+        with no lower peak is not expanded again, so the dive creates each state at most once
+        per set, as a layer does; raises SearchStopped when the budget runs out."""
+        full = (1 << self.p.count) - 1
+        first = self.start()
+        if first.mask == full:
+            return first if first.peak <= target else None
+        seen: dict[int, int] = {}  # a set of nodes run -> the lowest peak it was reached with
+        stack = [self._children(first, target, seen, dropped)]
+        while stack:
+            if not stack[-1]:
+                stack.pop()
+                continue
+            state = stack[-1].pop()
+            if state.mask == full:
+                return state
+            stack.append(self._children(state, target, seen, dropped))
+        return None
+
+    def _children(self, state: _Node, target: int, seen: dict, dropped: list[int]) -> list[_Node]:
+        """The children of `state` worth diving into, the most promising last."""
+        kept = []
+        for v in members(state.ready):
+            child = self.expand(state, v)
+            bound = self._bound(child)
+            if bound > target:
+                dropped.append(bound)
+            elif seen.get(child.mask, bound + 1) > child.peak:
+                seen[child.mask] = child.peak
+                kept.append(child)
+        kept.sort(key=lambda c: (c.peak, c.live, c.ran[0]), reverse=True)
+        return kept
+
     def layers(self, keep):
         """Expands layer by layer (one more allocating node each); `keep` filters a layer.
         Returns the lowest-peak state that ran every node, or None when `keep` leaves a layer
@@ -250,50 +292,43 @@ class _Search:
 
 def exact_search(problem: MemoryProblem, upper_bound: int | None = None, max_states: int = 200_000,
                  deadline: Deadline | None = None, floor: int | None = None, budget: Budget | None = None) -> tuple[list[int] | None, int]:
-    """(the lowest-peak order, or None when the search creates more than `max_states` states
-    or the deadline passes before it finishes, or when it proves `upper_bound` optimal; a
-    proven lower bound on every order's peak: the optimum where it is known).
+    """(the lowest-peak order found under `upper_bound`, or None where none was; a proven lower
+    bound on every order's peak). The order is the optimum where its peak is the bound; with
+    no `upper_bound`, program order's peak is the first.
 
-    Dynamic programming over sets of scheduled nodes: two partial orders that ran the same set
-    leave the same tensors alive, so only the one with the lower peak can lead to an optimum.
-    Each round runs it with a target peak: states whose bound (`_Search._bound`) passes the
-    target are dropped. A round that reaches the last layer has found the optimum (every order
-    at or under the target survives in a state as good). One that does not has proven the
-    optimum above the target, at least the least bound it dropped. The targets bisect what is
-    known, from the lower bound (`floor`, else `cut_bound`) to `upper_bound` (a
-    heuristic's peak), which a target reaching proves optimal. Every round's states count
-    against `max_states`; where the budget runs out, the last failed round's bound stands."""
+    Rounds of a depth-first search over sets of scheduled nodes (`_Search.dive`), each with a
+    target peak: states whose bound (`_Search._bound`) passes the target are dropped, and two
+    partial orders that ran the same set leave the same tensors alive, so only the one with
+    the lower peak is explored. A round that finds an order lowers the upper end to its peak;
+    one that does not has proven the optimum above the target, at least the least bound it
+    dropped. The first round aims at the lower bound (`floor`, else `cut_bound`), where a
+    depth-first search finds an order at once if there is one; the next bisect what is left.
+    Every round's states count against `max_states`; where the budget runs out, the best
+    order and the last failed round's bound stand."""
     search = _Search(problem, budget or Budget(max_states, deadline))
     low = cut_bound(problem) if floor is None else floor
-    while upper_bound is None or low < upper_bound:
-        target = low + (upper_bound - low) // 2 if upper_bound is not None else None
+    best: list[int] | None = None
+    if upper_bound is None:
+        best = list(problem.program)
+        upper_bound = problem.peak(best) + 1  # program order itself is a candidate
+    target = low
+    while low < upper_bound:
         dropped: list[int] = []
-
-        def keep(layer: dict) -> dict:
-            if target is None:
-                return layer
-            kept = {}
-            for mask, state in layer.items():
-                bound = search._bound(state)
-                if bound <= target:
-                    kept[mask] = state
-                else:
-                    dropped.append(bound)
-            return kept
-
         try:
-            result = search.layers(keep)
+            found = search.dive(target, dropped)
         except SearchStopped:
-            return None, low
-        if result is not None:
-            order = result.order()
-            return order, problem.peak(order)
-        low = min(dropped)
-    return None, upper_bound  # no order goes under the heuristic's peak: it is optimal
+            return best, low
+        if found is None:
+            low = min(dropped)
+        else:
+            best = found.order()
+            upper_bound = problem.peak(best)
+        target = low + (upper_bound - low) // 2
+    return best, low
 
 
 def exact(problem: MemoryProblem, upper_bound: int | None = None, max_states: int = 200_000, deadline: Deadline | None = None):
-    """The lowest-peak order, or None (see `exact_search`)."""
+    """The best order the exact search found, or None (see `exact_search`)."""
     return exact_search(problem, upper_bound, max_states, deadline)[0]
 
 
@@ -510,12 +545,11 @@ def _best_order(problem: MemoryProblem, strategy: str, limits: OrderLimits, dead
         else:
             best_known = min(peaks.values())
             order, bound = exact_search(problem, best_known, limits.max_states, deadline, bound, exact_budget)
-            searches["exact"] = stopped("exact", order)
             consider("exact", order)
-            if order is not None:
-                optimum = peaks["exact"]
-            else:
-                proven()  # the search's rounds raised the bound to a known peak
+            if order is not None and peaks["exact"] <= bound:
+                searches["exact"], optimum = "finished", peaks["exact"]
+            elif not proven():  # the search's rounds may have raised the bound to a known peak
+                searches["exact"] = "deadline" if deadline.fired else "max-states"
     candidates = [strategy] if strategy in orders else []
     if strategy == "auto" or not candidates:
         candidates = list(orders)
