@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from schedc.decisions.budget import Budget, Deadline, SearchStopped
 from schedc.decisions.kernel_graph import KernelGraph, sink_fills
 from schedc.decisions.liveness import LastUse, MemoryProblem
-from schedc.decisions.order_bounds import cut_bound
+from schedc.decisions.memory_order.bounds import cut_bound
 from schedc.decisions.segments import members, split_at_separators
 
 STRATEGIES = ("program", "dfs", "bfs", "greedy", "xla", "exact", "beam")
@@ -291,7 +291,8 @@ class _Search:
 
 
 def exact_search(problem: MemoryProblem, upper_bound: int | None = None, max_states: int = 200_000,
-                 deadline: Deadline | None = None, floor: int | None = None, budget: Budget | None = None) -> tuple[list[int] | None, int]:
+                 deadline: Deadline | None = None, floor: int | None = None, budget: Budget | None = None,
+                 round_states: int | None = None) -> tuple[list[int] | None, int]:
     """(the lowest-peak order found under `upper_bound`, or None where none was; a proven lower
     bound on every order's peak). The order is the optimum where its peak is the bound; with
     no `upper_bound`, program order's peak is the first.
@@ -303,27 +304,41 @@ def exact_search(problem: MemoryProblem, upper_bound: int | None = None, max_sta
     one that does not has proven the optimum above the target, at least the least bound it
     dropped. The first round aims at the lower bound (`floor`, else `cut_bound`), where a
     depth-first search finds an order at once if there is one; the next bisect what is left.
-    Every round's states count against `max_states`; where the budget runs out, the best
-    order and the last failed round's bound stand."""
-    search = _Search(problem, budget or Budget(max_states, deadline))
+    Every round's states count against `max_states` (or `budget`); where the budget runs out,
+    the best order and the last failed round's bound stand. With `round_states`, a round that
+    creates more states gives up without proving anything and the next aims higher: a search
+    that improves an order on a graph too large to prove."""
+    budget = budget or Budget(max_states, deadline)
+    search = _Search(problem, budget)
     low = cut_bound(problem) if floor is None else floor
     best: list[int] | None = None
     if upper_bound is None:
         best = list(problem.program)
         upper_bound = problem.peak(best) + 1  # program order itself is a candidate
-    target = low
-    while low < upper_bound:
+    target = untried = low  # the lowest target no round has given up on
+    while untried < upper_bound:
         dropped: list[int] = []
+        if round_states is not None:
+            search.budget = Budget(min(round_states, budget.work - budget.spent), budget.deadline)
         try:
             found = search.dive(target, dropped)
         except SearchStopped:
-            return best, low
-        if found is None:
-            low = min(dropped)
+            if round_states is None:
+                return best, low
+            budget.spent += search.budget.spent
+            if budget.spent >= budget.work or (budget.deadline is not None and budget.deadline.passed()):
+                return best, low
+            untried = target + 1
         else:
-            best = found.order()
-            upper_bound = problem.peak(best)
-        target = low + (upper_bound - low) // 2
+            if round_states is not None:
+                budget.spent += search.budget.spent
+            if found is None:
+                low = min(dropped)
+                untried = max(untried, low)
+            else:
+                best = found.order()
+                upper_bound = problem.peak(best)
+        target = untried + (upper_bound - untried) // 2
     return best, low
 
 
@@ -391,7 +406,7 @@ class OrderDecision:
     searches: dict = field(default_factory=dict)
     deadline_fired: bool = False  # the time limit cut a search short: the order may vary by run
     # A peak no order of the graph goes under (the optimum, where the search finished): what
-    # the exact search's failed rounds proved, or `order_bounds.cut_bound`.
+    # the exact search's failed rounds proved, or `bounds.cut_bound`.
     lower_bound: int = 0
     segments: int = 1  # the parts between separators, ordered one by one
 
@@ -539,12 +554,21 @@ def _best_order(problem: MemoryProblem, strategy: str, limits: OrderLimits, dead
             order = beam(problem, width, limits.beam_budget, deadline, beam_budget)
             searches["beam"] = stopped("beam", order)
             consider("beam", order)
-    if optimum is None and not proven() and searching and allocating <= limits.exact_limit:
+    # Too large to prove, the search may still improve the best order: in rounds of a tenth of
+    # the beam's states, where one round can dive to the end (a beam of width 1's states).
+    share = Budget(max(0, min(limits.beam_budget, exact_budget.work - exact_budget.spent)), deadline)
+    best_so_far = min(orders, key=lambda name: (peaks[name], list(orders).index(name)))
+    improving = allocating > limits.exact_limit and share.work // 10 >= beam_states(problem, orders[best_so_far])
+    if optimum is None and not proven() and searching and (allocating <= limits.exact_limit or improving):
         if deadline.passed():
             searches["exact"] = "deadline"  # the heuristics used up the time: no search starts
         else:
             best_known = min(peaks.values())
-            order, bound = exact_search(problem, best_known, limits.max_states, deadline, bound, exact_budget)
+            if not improving:
+                order, bound = exact_search(problem, best_known, limits.max_states, deadline, bound, exact_budget)
+            else:
+                order, bound = exact_search(problem, best_known, share.work, deadline, bound, share, share.work // 10)
+                exact_budget.spent += share.spent
             consider("exact", order)
             if order is not None and peaks["exact"] <= bound:
                 searches["exact"], optimum = "finished", peaks["exact"]

@@ -22,6 +22,7 @@ from schedc.decisions.liveness import LastUse, MemoryProblem
 from schedc.decisions.segments import members, reach
 
 _UNCUT = 1 << 62  # a capacity no cut pays: an arc that a set of nodes may not cross
+_ARCS_PER_ITEM = 16  # the cuts' work: arcs built per node and buffer of the problem
 
 
 def working_set_bound(problem: MemoryProblem) -> int:
@@ -55,8 +56,10 @@ def cut_bound(problem: MemoryProblem, order: list[int] | None = None, enough: in
 
     The bytes alive while v runs in `order` (program order by default) cap what v's cut can
     prove, so only the nodes whose cap passes the bound found so far are cut, highest cap
-    first; the bound stops rising at `enough` (a known order's peak), and the deadline only
-    ends the loop early (any node's cut is a valid bound)."""
+    first. The bound stops rising at `enough` (a known order's peak), and once the cuts have
+    built `_ARCS_PER_ITEM` arcs per node and buffer (a deterministic work limit, reached only
+    on graphs of thousands of kernels); the deadline too ends the loop early (any node's cut
+    is a valid bound)."""
     count = problem.count
     _, ancestors, descendants = reach(problem)
     definer = {b: v for v in range(count) for b in problem.defines[v]}
@@ -69,12 +72,13 @@ def cut_bound(problem: MemoryProblem, order: list[int] | None = None, enough: in
     best = working_set_bound(problem)
     caps = _alive_while_running(problem, order if order is not None else list(problem.program))
     candidates = sorted(((-caps[v], v) for v in range(count) if problem.alloc[v] > 0 and caps[v] > best))
+    work = [_ARCS_PER_ITEM * (count + len(buffers))]
     for negative_cap, v in candidates:
-        if -negative_cap <= best or (enough is not None and best >= enough):
+        if -negative_cap <= best or (enough is not None and best >= enough) or work[0] <= 0:
             break
         if deadline is not None and deadline.passed():
             break
-        best = max(best, _least_alive(problem, buffers, v, ancestors[v], descendants[v] | (1 << v)))
+        best = max(best, _least_alive(problem, buffers, v, ancestors[v], descendants[v] | (1 << v), work))
     return best
 
 
@@ -89,10 +93,10 @@ def _alive_while_running(problem: MemoryProblem, order: list[int]) -> list[int]:
     return alive
 
 
-def _least_alive(problem: MemoryProblem, buffers: list, v: int, before: int, after: int) -> int:
+def _least_alive(problem: MemoryProblem, buffers: list, v: int, before: int, after: int, work: list[int]) -> int:
     """The fewest bytes alive while `v` runs, over every set of nodes run before it: one that
     holds `before` (v's ancestors), none of `after` (v and its descendants), and every
-    predecessor of its members.
+    predecessor of its members. The arcs built are taken off `work[0]`.
 
     A minimum cut: the source side is the set run before v. A buffer costs its bytes when its
     definer is on the source side and one of its users is not (a user after v always is not):
@@ -124,6 +128,7 @@ def _least_alive(problem: MemoryProblem, buffers: list, v: int, before: int, aft
             nodes += 1
     for x, i in index.items():  # a node runs before v only after its predecessors
         arcs.extend((i, index[p], _UNCUT) for p in problem.preds[x] if p in index)
+    work[0] -= len(arcs)
     return alive + _max_flow(nodes, arcs, source, sink)
 
 
