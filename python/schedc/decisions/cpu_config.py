@@ -139,8 +139,7 @@ class OpShape:
         if self.kind == "matmul":
             return ("nchw", *gemm)
         if mode in CHANNELS_LAST_MODES:
-            # IREE's NHWC build, or schedc's kernel in NCHW between transposes (KERNEL_IN_CHANNELS_LAST)
-            return ("nchw", *gemm) if self.kind == "conv" else ("nchw",)
+            return ("nchw",)
         if self.kind == "depthwise":
             # NHWC between transposes (schedc.ir.cpu_ops) for windows of 5x5 and up: with its
             # 7x7 ones in it ConvNeXt ran 0.31-0.35x IREE alone (0.48x before); on 3x3 ones the
@@ -303,14 +302,6 @@ SMOOTH_LAYOUTS = ("im2col", "winograd", "gemm")
 # The layouts that materialise a window convolution's patches (IM2COL_MIN_GAIN); schedc's
 # convolution kernel reads its image in place.
 PATCH_LAYOUTS = ("im2col",)
-# In a channels-last mode a convolution in schedc's kernel stays NCHW between NHWC neighbours:
-# where its neighbour in program order takes the other build, IREE transposes the tensor between
-# them, a cost no op timed alone shows. SqueezeNet's fire modules and DenseNet's blocks, each op
-# in its faster build, ran 1.55-1.68x the time of their plans without kernel ops in channels-last
-# (bench/README.md, "Mixing schedc's kernel into channels-last"). So a switch between the two
-# builds counts a transpose of the later op's input, at IREE's rate in ResNet-18's default plan:
-# 149 us for its 0.70 MB of input and output transposes.
-TRANSPOSE_US_PER_MB = 220.0
 
 
 def estimate(shape: OpShape, database: CpuDatabase | None, cautious: bool = False) -> tuple[str, dict]:
@@ -420,7 +411,7 @@ def choose_plan(shapes: list[OpShape], database: CpuDatabase | None, modes=MODES
     best: dict[str, list[tuple[str, float | None, bool]]] = {}
     totals: dict[str, float] = {}
     for name, members in plans.items():
-        picks, total, alternatives = [], 0.0, []
+        picks, total = [], 0.0
         for shape, (_, times), choosing in zip(shapes, estimates, choices):
             default = times.get("/".join(IREE_DEFAULT))
             options = [_Option(times[key] + _unfused(shape, layout), choosing[key] + _unfused(shape, layout), (j, i), layout, mode)
@@ -432,11 +423,6 @@ def choose_plan(shapes: list[OpShape], database: CpuDatabase | None, modes=MODES
                 continue
             if not options:  # not measured in this mode: IREE's layout at IREE's time
                 options = [_Option(default, default, (0, 0), "nchw", members[0])]
-            kernel = None
-            if members[0] in CHANNELS_LAST_MODES:
-                built = [option for option in options if option.layout not in KERNEL_LAYOUTS]
-                kernel = min((o for o in options if o.layout in KERNEL_LAYOUTS), key=lambda o: (o.time, o.order), default=None)
-                options = built or options
             pick = _choose(options)
             others = [option for option in options if option.layout not in PATCH_LAYOUTS]
             if pick.layout in PATCH_LAYOUTS and shape.kh * shape.kw > 1 and others:
@@ -447,42 +433,11 @@ def choose_plan(shapes: list[OpShape], database: CpuDatabase | None, modes=MODES
             if shape.kind == "depthwise" and pick.mode in CHANNELS_LAST_MODES:
                 time *= DEPTHWISE_IN_CHANNELS_LAST
             picks.append((pick.layout, time, pick.mode in DATA_TILING_MODES and data_tiles(shape, pick.layout)))
-            alternatives.append(None if kernel is None or kernel.layout == pick.layout else (kernel.layout, kernel.time))
             total += time
-        if any(alternatives):
-            picks, total = _with_kernel_runs(shapes, picks, alternatives)
         best[name], totals[name] = picks, total
     mode = min(plans, key=lambda m: (totals[m], m != IREE_DEFAULT[0]))
     ops = tuple(OpChoice(s, layout, source, time, tiled) for s, (source, _), (layout, time, tiled) in zip(shapes, estimates, best[mode]))
     return CpuPlan(mode, ops, {m: round(t, 1) for m, t in totals.items()})
-
-
-def _transpose_us(shape: OpShape) -> float:
-    """The estimated time of transposing a convolution's input between NCHW and NHWC."""
-    return TRANSPOSE_US_PER_MB * shape.batch * shape.cin * shape.h * shape.w * 4 / 2**20
-
-
-def _with_kernel_runs(shapes: list[OpShape], picks: list, alternatives: list) -> tuple[list, float]:
-    """A channels-last plan's picks with some convolutions in schedc's kernel instead: each
-    convolution in program order takes its NHWC build (`picks`) or its kernel alternative
-    (`alternatives`: (layout, time), or None), a switch between the two counting a transpose
-    (`_transpose_us`) of the later one's input. The least total over the sequence (dynamic
-    programming over the two builds); other ops keep their picks. Returns (picks, total)."""
-    # best[label] = (total, the labels so far) ending in label 0 (NHWC build) or 1 (kernel)
-    best = {0: (0.0, []), 1: (0.0, [])}  # the model's input is NCHW: either build may start
-    for index, (shape, pick, alternative) in enumerate(zip(shapes, picks, alternatives)):
-        if shape.kind != "conv":
-            best = {label: (total + (pick[1] or 0.0), labels + [0]) for label, (total, labels) in best.items()}
-            continue
-        own = {0: pick[1] or 0.0, 1: alternative[1] if alternative else math.inf}
-        switch = _transpose_us(shape)
-        best = {label: min(((total + own[label] + (switch if before != label else 0.0), labels + [label])
-                            for before, (total, labels) in best.items()), key=lambda item: (item[0], item[1]))
-                for label in (0, 1)}
-    total, labels = min(best.values(), key=lambda item: (item[0], item[1]))
-    chosen = [(alternative[0], alternative[1], False) if label else pick
-              for pick, alternative, label in zip(picks, alternatives, labels)]
-    return chosen, total
 
 
 # schedc's matmul kernel (schedc.kernels) computes one workgroup's tile of the result, rows x
