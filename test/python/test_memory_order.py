@@ -32,21 +32,25 @@ def random_graphs(draw, min_nodes=1, max_nodes=9):
     return KernelGraph("random", tuple(nodes), tuple(buffers), frozenset(edges))
 
 
-def all_orders(graph: KernelGraph):
-    preds = graph.predecessors()
+def topological_orders(count: int, preds):
+    """Every topological order of `count` nodes whose predecessors `preds[v]` lists."""
     placed: list[int] = []
 
     def extend():
-        if len(placed) == len(graph.nodes):
+        if len(placed) == count:
             yield list(placed)
             return
-        for v in range(len(graph.nodes)):
+        for v in range(count):
             if v not in placed and all(p in placed for p in preds[v]):
                 placed.append(v)
                 yield from extend()
                 placed.pop()
 
     yield from extend()
+
+
+def all_orders(graph: KernelGraph):
+    return topological_orders(len(graph.nodes), graph.predecessors())
 
 
 @settings(max_examples=150, deadline=None)
@@ -340,19 +344,7 @@ def test_segments_order_each_part_and_keep_the_graphs_optimum(graph):
 
 def problem_orders(problem: MemoryProblem):
     """Every topological order of a memory problem."""
-    placed: list[int] = []
-
-    def extend():
-        if len(placed) == problem.count:
-            yield list(placed)
-            return
-        for v in range(problem.count):
-            if v not in placed and all(p in placed for p in problem.preds[v]):
-                placed.append(v)
-                yield from extend()
-                placed.pop()
-
-    yield from extend()
+    return topological_orders(problem.count, problem.preds)
 
 
 @settings(max_examples=100, deadline=None)
