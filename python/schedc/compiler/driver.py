@@ -31,7 +31,7 @@ from pathlib import Path
 from schedc.errors import CompileError, SchedcError
 from schedc.ir.iree import exported_functions, function_name, module_string_attribute, user_function_name, named_parameters, packs, serialize_initializers, set_reflection, transient_allocations
 from schedc.compiler.iree_tools import run_iree_tool
-from schedc.ir.mlirio import BYTECODE_MAGIC, check_input_file, printable, read_without_resources, write_with_resources
+from schedc.ir.mlirio import BYTECODE_MAGIC, ROUND_TRIP_MARKERS, check_input_file, printable, read_without_resources, write_with_resources
 from schedc.outputs import StagedOutputs, check_distinct, check_output_path
 from schedc.compiler.phases import phase as named_phase
 from schedc.compiler.phases import END, IREE_PHASES, PHASES, CompileStep, Point, end_of, point_of, steps_between
@@ -520,7 +520,11 @@ def _mark_module(source: Path, destination: Path, execution: str) -> None:
 
 
 def _make_printable(path: Path) -> None:
-    """Rewrites an IR file IREE wrote where IREE could not parse it back (`printable`)."""
+    """Rewrites an IR file IREE wrote where IREE could not parse it back (`printable`); a file
+    holding none of the fixes' literals is not read."""
+    with path.open("rb") as f:
+        if not any(_file_contains(f, marker.encode()) for marker in ROUND_TRIP_MARKERS):
+            return
     text = path.read_text()
     fixed = printable(text)
     if fixed != text:

@@ -125,16 +125,20 @@ def write_with_resources(module: ir.Operation, resources: str, path: Path) -> No
 # IREE 3.13 prints #stream.partitioning_config<favor-debug> but parses only the quoted form,
 # and prints a trace of no tensors (`--iree-flow-trace-dispatch-tensors` on a dispatch without
 # inputs) as `flow.tensor.trace "..." = []`, which it cannot parse: such a trace shows nothing.
+# Each fix with a literal its pattern needs: a module's text (tens of MB with its weights) is
+# searched for the literal first, which takes a fraction of the regular expression's time.
 _ROUND_TRIP_FIXES = (
-    (re.compile(r"#stream\.partitioning_config<favor-([a-z-]+)>"), r'#stream.partitioning_config<"\1">'),
-    (re.compile(r'^[ \t]*flow\.tensor\.trace "[^"\n]*" = \[\][ \t]*\n', re.MULTILINE), ""),
+    ("#stream.partitioning_config<favor-", re.compile(r"#stream\.partitioning_config<favor-([a-z-]+)>"), r'#stream.partitioning_config<"\1">'),
+    ("flow.tensor.trace", re.compile(r'^[ \t]*flow\.tensor\.trace "[^"\n]*" = \[\][ \t]*\n', re.MULTILINE), ""),
 )
+ROUND_TRIP_MARKERS = tuple(marker for marker, _, _ in _ROUND_TRIP_FIXES)
 
 
 def printable(text: str) -> str:
     """MLIR text as IREE's tools parse it back (IREE's printer and parser disagree on some)."""
-    for pattern, replacement in _ROUND_TRIP_FIXES:
-        text = pattern.sub(replacement, text)
+    for marker, pattern, replacement in _ROUND_TRIP_FIXES:
+        if marker in text:
+            text = pattern.sub(replacement, text)
     return text
 
 
