@@ -72,7 +72,7 @@ UNSPLIT = {"schedc-graphs-unsplit": ({"execution": "graphs", "passes": "split-k{
 # `prepare --fused`: the replayed module with IREE's aggressive fusion and generic matmuls
 # (a layer norm's normalisation fused into the projection after it, a reduction's two passes
 # into one dispatch), to time them beside the default in the same process.
-FUSION_FLAGS = ("--iree-dispatch-creation-enable-aggressive-fusion", "--iree-opt-generalize-matmul")
+from schedc.targets import GENERATION_FUSION as FUSION_FLAGS  # noqa: E402  (the flags an f16 generation module takes)
 # IREE's own configs with the same flags too, and schedc's with mma-operands swapping nothing:
 # whether a wrong result (f16 on CUDA, tenth session) is IREE's code, schedc's configs for the
 # fused dispatches, or the operands' swap.

@@ -171,8 +171,9 @@ def test_a_normalisation_fused_into_the_projection_after_it_keeps_the_matvec_con
     from schedc.compiler.driver import compile_with_options
     from schedc.options import CompileOptions
 
-    flags = ("--iree-dispatch-creation-enable-aggressive-fusion", "--iree-opt-generalize-matmul")
-    result = compile_with_options(LAYER_NORM_THEN_LINEAR, CompileOptions(target="cuda", emit="hal", iree_flags=flags))
+    from schedc.targets import GENERATION_FUSION
+
+    result = compile_with_options(LAYER_NORM_THEN_LINEAR, CompileOptions(target="cuda", emit="hal", iree_flags=GENERATION_FUSION))
     kernels = result.records["kernel-config"]["module"]["kernels"]
     products = [k for k in kernels if k["kind"] == "matmul_like"]
     assert len(products) == 1 and products[0]["source"] == "heuristic" and products[0]["config"].startswith("vector"), kernels
