@@ -371,3 +371,17 @@ def test_a_tensor_a_later_segment_reads_stays_alive_in_the_search():
     decision = best_order(graph)
     assert decision.optimum == decision.peak == decision.lower_bound == graph.peak_bytes() == 14
 
+
+
+def test_a_node_that_only_follows_a_weight_does_not_pull_it_ahead_of_its_reader():
+    """w (1 B) is read by d, after the separator b; s has no bytes and only an order edge from
+    w. s may run last, so w waits for the second segment: a (1 B) is freed by c first, and the
+    peak is 1 B, not 2."""
+    sizes, reads = [1, 0, 0, 1, 0, 0], [(), (0,), (0, 1), (), (3,), ()]
+    buffers = tuple(Buffer(i, size, "t", "transient" if size else "result") for i, size in enumerate(sizes))
+    nodes = tuple(Node(i, "flow.dispatch", f"n{i}", True, (i,), r) for i, r in enumerate(reads))
+    edges = frozenset({(u, v) for v, r in enumerate(reads) for u in r} | {(1, 4), (3, 5)})
+    graph = KernelGraph("weight-and-sink", nodes, buffers, edges)
+    assert len(split_at_separators(MemoryProblem.from_graph(graph))) == 2
+    decision = best_order(graph)
+    assert decision.optimum == decision.peak == min(graph.peak_bytes(order) for order in all_orders(graph)) == 1

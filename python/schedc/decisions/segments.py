@@ -84,9 +84,11 @@ def split_at_separators(problem: MemoryProblem) -> list[Segment]:
     if covered != anchored or not parts:
         parts.append(anchored & ~covered)
     segment_of = {v: index for index, part in enumerate(parts) for v in members(part)}
-    for v in reversed(topo):  # a floating node joins its first reader's segment
+    # A floating node joins its first reader's segment; one that nothing follows allocates
+    # nothing, and joins the last, so that it pulls no node with bytes ahead of their readers.
+    for v in reversed(topo):
         if v in floating:
-            segment_of[v] = min((segment_of[s] for s in problem.succs[v]), default=0)
+            segment_of[v] = min((segment_of[s] for s in problem.succs[v]), default=len(parts) - 1)
             parts[segment_of[v]] |= 1 << v
     position = {v: step for step, v in enumerate(problem.program)}
     definer = {b: v for v in range(problem.count) for b in problem.defines[v]}
