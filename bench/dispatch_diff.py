@@ -37,11 +37,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 TRACE = ("--iree-flow-trace-dispatch-tensors",)
 NOSWAP = "mma-operands{swap=false},memory-order,arena-plan"
+# The host references are compiled for x86-64-v3 (AVX2), not this machine's CPU: they run on the
+# GPU machine's, whatever its vector extensions.
+PORTABLE_CPU = "x86-64-v3"
 VARIANTS = {  # module -> (schedc.compile keywords, IREE device)
-    "cpu": ({"target": "llvm-cpu", "tuning": False}, "local-task"),
+    "cpu": ({"target": "llvm-cpu", "cpu": PORTABLE_CPU, "tuning": False}, "local-task"),
     # f16 1x1 convolutions split as well (split-k{pointwise=true}), on the host with the same
     # splits: `cuda-pointwise` is compared with `cpu-pointwise` (REFERENCES).
-    "cpu-pointwise": ({"target": "llvm-cpu", "tuning": False, "passes": "split-k{pointwise=true anywhere=true}"}, "local-task"),
+    "cpu-pointwise": ({"target": "llvm-cpu", "cpu": PORTABLE_CPU, "tuning": False, "passes": "split-k{pointwise=true anywhere=true}"}, "local-task"),
     "cuda-pointwise": ({"target": "cuda", "passes": "split-k{pointwise=true},memory-order,arena-plan"}, "cuda"),
     "cuda": ({"target": "cuda"}, "cuda"),
     "cuda-noswap": ({"target": "cuda", "passes": NOSWAP}, "cuda"),
