@@ -13,7 +13,7 @@ own, so every layer is one dispatch that `schedc tune prepare` can measure alone
     python bench/sweep.py fit-matvec TUNE_DIR...   # kernel_config.matvec's table from the matvecs' measurements
     python bench/sweep.py judge TUNE_DIR # the current picks (f32 implicit GEMMs, rows-form 1x1
                                          # convolutions) on a tune folder, e.g. a held-out one
-    python bench/sweep.py cpu [DB.json] [--models a,b --add]  # measure every shape (or these
+    python bench/sweep.py cpu [DB.json] [--models a,b --add] [--modes m,n --keys mode/layout,...]  # measure every shape (or these
                                          # models', merged in) on this CPU in each mode and
                                          # layout: the built-in CPU database (default path)
     python bench/sweep.py cpu-loo [DB.json]  # cpu-config's layout choice on the database's window
@@ -48,6 +48,14 @@ CPU_CONVS = [
     (32, 32, 60, 3, 1), (64, 64, 30, 3, 1), (128, 128, 15, 3, 1), (256, 256, 9, 3, 1), (16, 48, 100, 3, 1),
     (48, 96, 50, 3, 2), (96, 192, 25, 3, 2), (3, 48, 100, 7, 2), (3, 24, 110, 3, 2), (24, 96, 50, 1, 1),
     (96, 24, 50, 1, 1), (160, 320, 12, 1, 1), (320, 80, 20, 1, 1), (192, 768, 10, 1, 1), (48, 48, 30, 5, 1),
+]
+# Deep window convolutions, 192-512 channels at 4-16 pixels, at strides 1 and 2 (the deep layers
+# of ResNets and VGGs, UNets' bottlenecks), where the database held one (256 -> 256 at 9x9) and
+# the NHWC kernel's estimate for them read shallower neighbours; none is a held-out model's:
+# (in channels, out channels, output size, window, stride)
+CPU_DEEP_CONVS = [
+    (384, 384, 8, 3, 1), (448, 448, 6, 3, 1), (320, 320, 12, 3, 1), (192, 192, 16, 3, 1),
+    (384, 512, 5, 3, 1), (512, 448, 4, 3, 1), (192, 384, 10, 3, 2), (320, 640, 6, 3, 2),
 ]
 # Window convolutions of 16-128 channels at 20-80 pixels, for the CPU estimate of im2col against
 # IREE's direct code where few entries stood (ResNet-18's 64-channel convolutions at 56x56 were
@@ -164,6 +172,12 @@ def cpu_wide_convs():
     torch.manual_seed(0)
     layers = _conv_layers(CPU_WIDE_CONVS)
     return Layers(layers).eval(), _conv_inputs(CPU_WIDE_CONVS)
+
+
+def cpu_deep_convs():
+    torch.manual_seed(0)
+    layers = _conv_layers(CPU_DEEP_CONVS)
+    return Layers(layers).eval(), _conv_inputs(CPU_DEEP_CONVS)
 
 
 def cpu_depthwise():
@@ -310,7 +324,7 @@ def half_contraction_grid(sig) -> list:
     return kc._mma_candidates(sig, 400) + simt
 
 
-SWEEP = {"matvecs": matvecs, "narrow_pointwise": narrow_pointwise, "cpu_wide_convs": cpu_wide_convs, "cpu_depthwise": cpu_depthwise, "narrow_matvecs": narrow_matvecs, "odd_matmuls": odd_matmuls, "convs": convs, "wide_convs": wide_convs, "expansions": expansions, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
+SWEEP = {"matvecs": matvecs, "narrow_pointwise": narrow_pointwise, "cpu_wide_convs": cpu_wide_convs, "cpu_deep_convs": cpu_deep_convs, "cpu_depthwise": cpu_depthwise, "narrow_matvecs": narrow_matvecs, "odd_matmuls": odd_matmuls, "convs": convs, "wide_convs": wide_convs, "expansions": expansions, "matmuls": matmuls, "pools": pools, "cpu_convs": cpu_convs}
 
 
 def _measured(folder: str) -> list:
@@ -569,13 +583,15 @@ def prepare(folder: str, models: list[str], candidates: int, padded_only: bool =
     print(f"{len(manifest['kernels'])} dispatches, {configs} configs in {folder}")
 
 
-CPU_SWEEP = ("convs", "cpu_convs", "cpu_wide_convs", "matmuls")
+CPU_SWEEP = ("convs", "cpu_convs", "cpu_wide_convs", "cpu_deep_convs", "matmuls")
 
 
-def cpu(database: str | None, names: tuple[str, ...] = CPU_SWEEP, add: bool = False) -> None:
+def cpu(database: str | None, names: tuple[str, ...] = CPU_SWEEP, add: bool = False, modes: tuple[str, ...] = (),
+        keys: tuple[str, ...] = ()) -> None:
     """`schedc tune --target=llvm-cpu` over every CPU sweep shape (CPU_SWEEP's models, or
     `names`), into `database` (default: the built-in one for this host's ISA), replaced, or with
-    `add` merged into it."""
+    `add` merged into it; `modes`: only these modes measured (plain first); `keys` ("mode/layout"):
+    only these times merged into the ops the database holds."""
     import tempfile
     from pathlib import Path
 
@@ -595,9 +611,9 @@ def cpu(database: str | None, names: tuple[str, ...] = CPU_SWEEP, add: bool = Fa
             model, inputs = SWEEP[name]()
             models.append(str(Path(folder) / f"{name}.mlir"))
             Path(models[-1]).write_text(schedc.import_torch(model, *inputs))
-        manifest = tune_cpu.prepare(models, str(Path(folder) / "tune"), options, isa)
+        manifest = tune_cpu.prepare(models, str(Path(folder) / "tune"), options, isa, *((modes,) if modes else ()))
         tune_cpu.bench(str(Path(folder) / "tune"), calls=100)
-        database, kept, path = tune_cpu.merge(str(Path(folder) / "tune"), path, isa)
+        database, kept, path = tune_cpu.merge(str(Path(folder) / "tune"), path, isa, keys)
     print(f"{len(kept)} of {len(manifest['kernels'])} ops measured into {path}")
 
 
@@ -695,8 +711,11 @@ if __name__ == "__main__":
         parser.add_argument("database", nargs="?")
         parser.add_argument("--models", default=",".join(CPU_SWEEP), help="the sweep models to measure")
         parser.add_argument("--add", action="store_true", help="merge into the database instead of replacing it")
+        parser.add_argument("--modes", default="", help="only these modes measured, plain first (default: all)")
+        parser.add_argument("--keys", default="", help="only these mode/layout times merged into the ops the database holds")
         args = parser.parse_args(sys.argv[2:])
-        cpu(args.database, tuple(args.models.split(",")), args.add)
+        split = lambda text: tuple(t for t in text.split(",") if t)  # noqa: E731
+        cpu(args.database, split(args.models), args.add, split(args.modes), split(args.keys))
     elif len(sys.argv) in (2, 3) and sys.argv[1] == "cpu-loo":
         cpu_loo(sys.argv[2] if len(sys.argv) == 3 else None)
     else:

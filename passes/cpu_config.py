@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass
 
 from schedc.decisions.cpu_config import (
-    DATA_TILING_MODES, IM2COL_MIN_GAIN, ISAS, KERNEL_LAYOUTS, LAYOUTS, MODE_FLAGS, MODES, CpuDatabase, CpuPlan, OpChoice, choose_plan, data_tiles, default_database, host_isa,
+    CHANNELS_LAST_MODES, DATA_TILING_MODES, IM2COL_MIN_GAIN, ISAS, KERNEL_LAYOUTS, LAYOUTS, MODE_FLAGS, MODES, CpuDatabase, CpuPlan, OpChoice, choose_plan, data_tiles, default_database, host_isa,
 )
 from schedc.errors import CompileError
 from schedc.ir.cpu_ops import reads_concatenation, rewrite_op, shaped_ops
@@ -116,7 +116,8 @@ def cpu_config(module, pass_, options: Options, context) -> None:
         # One mode for the module: IREE's flag tiles every matmul as it always has (a 1x1
         # convolution it turns into one too); per op: the hint marks the chosen ones alone.
         hint = choice.data_tiling and per_op
-        applied = not left and (choice.layout != "nchw" or hint) and rewrite_op(op, choice.layout, hint)
+        applied = not left and (choice.layout != "nchw" or hint) and rewrite_op(op, choice.layout, hint,
+                                                                               channels_last=plan.mode in CHANNELS_LAST_MODES)
         layout = choice.layout if applied or choice.layout == "nchw" else "nchw (IREE has no rewrite for it)"
         ops.append({
             "op": choice.shape.key, "kind": choice.shape.kind, "work": choice.shape.work,

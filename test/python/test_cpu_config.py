@@ -83,7 +83,10 @@ def test_a_window_convolution_takes_im2col_only_where_it_pays_for_its_patches():
 
 def test_schedc_gemm_is_a_layout_of_f32_matmuls_and_convolutions():
     assert "gemm" in conv().layouts() and "gemm" in conv(k=1).layouts()
-    assert "gemm" not in conv().layouts("channels-last")  # IREE's NHWC convolutions there
+    # in channels-last, a window or strided convolution may run schedc's NHWC kernel; a 1x1 one
+    # at stride 1 stays IREE's NHWC matmul, a depthwise one IREE's NCHW build
+    assert conv().layouts("channels-last") == ("nchw", "gemm") and conv(k=1, stride=2).layouts("channels-last") == ("nchw", "gemm")
+    assert conv(k=1).layouts("channels-last") == ("nchw",) and conv(kind="depthwise").layouts("channels-last") == ("nchw",)
     assert matmul().layouts("channels-last") == ("nchw", "gemm")
     assert "gemm" not in OpShape("matmul", "f16", m=4, n=4, k=4).layouts()
     assert "gemm" not in conv(kind="depthwise", k=7).layouts()
@@ -290,7 +293,21 @@ def test_channels_last_is_a_mode_where_depthwise_counts_twice():
     # a lone convolution has no neighbour to cancel its transposes: never channels-last
     alone = choose_plan([dense[0]], database(dense))
     assert alone.mode == "plain" and alone.ops[0].layout == "im2col" and "channels-last" not in alone.estimates_us
-    assert conv().layouts("channels-last") == ("nchw",)
+
+
+def test_channels_last_takes_the_nhwc_kernel_op_by_op():
+    # between NHWC neighbours schedc's NHWC kernel costs no transpose: each convolution takes
+    # the faster of IREE's NHWC build and the kernel, and the mode sums those
+    first = (conv(cin=32), {"plain/nchw": 100.0, "plain/gemm": 70.0, "channels-last/nchw": 40.0, "channels-last/gemm": 50.0})
+    second = (conv(cin=32, cout=48), {"plain/nchw": 100.0, "plain/gemm": 70.0, "channels-last/nchw": 60.0, "channels-last/gemm": 35.0})
+    plan = choose_plan([first[0], second[0]], database(first, second))
+    assert plan.mode == "channels-last" and [c.layout for c in plan.ops] == ["nchw", "gemm"]
+    assert 75.0 < plan.estimates_us["channels-last"] < 78.0  # 40 + 35, and the small charge of a kernel's consumers
+    # not measured in the mode, the kernel is not guessed there
+    unmeasured = [(shape, {k: v for k, v in times.items() if k != "channels-last/gemm"}) for shape, times in (first, second)]
+    assert [c.layout for c in choose_plan([first[0], second[0]], database(*unmeasured)).ops] == ["nchw", "nchw"]
+    # and where the kernel cannot be built, IREE's build
+    assert [c.layout for c in choose_plan([first[0], second[0]], database(first, second), kernels=False).ops] == ["nchw", "nchw"]
 
 
 def test_the_database_isa_is_the_hosts_unless_named(monkeypatch):

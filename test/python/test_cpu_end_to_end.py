@@ -320,3 +320,28 @@ def test_schedc_gemm_runs_the_bias_and_activation_after_it_and_matches_torch(tmp
     assert relative_error(outputs[0], expected[0]) <= 1e-5
     assert relative_error(outputs[1], expected[1]) <= 1e-3  # IREE's own tanh: 1e-4 off torch's, with or without the kernel
     assert relative_error(outputs[2], expected[2]) <= 1e-5
+
+
+def test_the_nhwc_kernel_in_channels_last_reads_its_neighbours_layout_and_pads_in_place(tmp_path):
+    # In a channels-last module schedc's kernel runs NHWC: the transposes around it cancel
+    # against IREE's around its neighbours, and it reads its image's zero padding in place, so
+    # between the first convolution and the last no transpose and no padded copy runs.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 16, 3, padding=(2, 1), stride=2), nn.ReLU(),
+                          nn.Conv2d(16, 24, 3, padding=1), nn.Conv2d(24, 20, 3, bias=False)).eval()
+    image = torch.randn(1, 8, 21, 19)
+    with torch.no_grad():
+        reference = model(image).numpy()
+    mlir = schedc.import_torch(model, image)
+    options = dict(target="llvm-cpu", passes="cpu-config{layout=gemm mode=channels-last}")
+    result = compile_with_options(mlir, CompileOptions(emit="flow", **options))
+    assert [op["layout"] for op in result.records["cpu-config"]["module"]["ops"]] == ["gemm"] * 4
+    text = result.output if isinstance(result.output, str) else result.output.decode()
+    body = text[text.index("util.func public @forward$async"):]
+    called = re.findall(r"flow\.dispatch @([\w$]+)::@([\w$]+)", body)
+    assert [export for executable, export in called if executable == "schedc_gemm"] == ["conv_nhwc_bias", "conv_nhwc_bias", "conv_nhwc_bias", "conv_nhwc"]
+    others = [export for executable, export in called if executable != "schedc_gemm"]
+    assert len(others) == 2 and all("transpose" in name for name in others)  # the model's input and its output only
+    assert "slow_memcpy" not in body and "tensor.pad" not in body
+    output = schedc.compile(mlir, **options)
+    assert relative_error(_run(output, tmp_path, (image,)), reference) <= 1e-5

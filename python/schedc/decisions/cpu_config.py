@@ -139,7 +139,11 @@ class OpShape:
         if self.kind == "matmul":
             return ("nchw", *gemm)
         if mode in CHANNELS_LAST_MODES:
-            return ("nchw",)
+            # IREE's NHWC build, or schedc's NHWC kernel for a window or strided convolution
+            # (its transposes cancel against the neighbours' in the mode; a 1x1 one at stride 1
+            # stays IREE's NHWC matmul).
+            pointwise = (self.kh, self.kw, self.stride) == (1, 1, (1, 1))
+            return ("nchw", *gemm) if self.kind == "conv" and not pointwise else ("nchw",)
         if self.kind == "depthwise":
             # NHWC between transposes (schedc.ir.cpu_ops) for windows of 5x5 and up: with its
             # 7x7 ones in it ConvNeXt ran 0.31-0.35x IREE alone (0.48x before); on 3x3 ones the
@@ -375,12 +379,14 @@ def _unfused(shape: OpShape, layout: str) -> float:
 
 def _key(shape: OpShape, mode: str, layout: str) -> str:
     """The database's time for `shape` in `mode` and `layout`. A mode's flag changes only the ops
-    it reaches: schedc's kernels are the same code in every mode, so their plain time counts in
-    all, and an op data tiling does not reach counts its time without it. Read apart, the
-    noise between one op's times in two modes chose a mode for nothing (five of nine held-out
-    models went to data-tiling, GPT-2 with no op left to tile)."""
+    it reaches: schedc's kernels are the same code in every mode (but a convolution's in a
+    channels-last mode, the NHWC kernel), so their plain (channels-last) time counts in all, and
+    an op data tiling does not reach counts its time without it. Read apart, the noise between
+    one op's times in two modes chose a mode for nothing (five of nine held-out models went to
+    data-tiling, GPT-2 with no op left to tile)."""
     if layout in KERNEL_LAYOUTS:
-        return f"{IREE_DEFAULT[0]}/{layout}"
+        family = "channels-last" if shape.kind == "conv" and mode in CHANNELS_LAST_MODES else IREE_DEFAULT[0]
+        return f"{family}/{layout}"
     if mode in DATA_TILING_MODES and not data_tiles(shape, layout):
         mode = next(family for family, members in FAMILIES.items() if mode in members)
     return f"{mode}/{layout}"

@@ -16,7 +16,9 @@ schedc's own rewrite (`_depthwise_to_nhwc`), applied the same way. The `gemm` la
 matmul or an NCHW convolution to schedc's own kernel (schedc.kernels): a `flow.dispatch` of a
 `stream.executable` whose object IREE's embedded linker links in (`_to_gemm`; IREE's
 custom-dispatch path, its samples/custom_dispatch/cpu/embedded), which also runs the bias and
-activation after the op where it knows them (`fusable_epilogue`).
+activation after the op where it knows them (`fusable_epilogue`). In a channels-last module a
+window convolution's `gemm` is the NHWC kernel between transposes that IREE cancels against its
+neighbours', reading its image's zero padding in place (`_nhwc_call`, `absorbed_pad`).
 (Channels-last is a mode, not a layout: see schedc.decisions.cpu_config.)
 """
 
@@ -199,16 +201,20 @@ def _outline_group(ops: list[ir.Operation], into: ir.Module, name: str) -> tuple
     return function, outside
 
 
-def _rewrite_function(module: ir.Module, function: func.FuncOp, op_name: str, layout: str, biased: bool = False) -> bool:
+
+def _rewrite_function(module: ir.Module, function: func.FuncOp, op_name: str, layout: str, biased: bool = False,
+                      channels_last: bool = False) -> bool:
     """Runs IREE's pass for `layout` over `module` (for `nhwc`, schedc's own rewrite);
     whether it rewrote `function`'s op (named `op_name`: IREE's passes leave the ops they do
-    not handle as they were). `biased`: the op's initial value is not a zero fill."""
+    not handle as they were). `biased`: the op's initial value is not a zero fill.
+    `channels_last`: the module is built in a channels-last mode, where `gemm` runs a window
+    convolution in the NHWC kernel."""
     if layout == "nhwc":
         if not _depthwise_to_nhwc(module, function):
             return False
         passes = "inline,symbol-dce,func.func(canonicalize,cse)"
     elif layout == "gemm":
-        if not _to_gemm(module, function, zero_start=not biased):
+        if not _to_gemm(module, function, zero_start=not biased, nhwc=channels_last):
             return False
         passes = "inline,symbol-dce,func.func(canonicalize,cse)"
     else:
@@ -297,6 +303,8 @@ _X86_64 = '#hal.executable.target<"llvm-cpu", "embedded-elf-x86_64", {target_tri
 # Each export's size operands, after its bindings (the C entry points' order).
 _MATMUL_SIZES = ("batch", "m", "n", "k", "rows", "columns")
 _CONV_SIZES = ("batch", "channels", "h", "w", "oc", "kh", "kw", "sh", "sw", "dh", "dw", "oh", "ow", "rows", "columns")
+# The NHWC convolution's: its image unpadded (h x w), the padding above (pt) and left of it (pl).
+_CONV_NHWC_SIZES = _CONV_SIZES[:-2] + ("pt", "pl") + _CONV_SIZES[-2:]
 # matmul_bias's sizes after the matmul's: the bias's length (its binding's, not the kernel's),
 # whether it runs along the rows (1) or the columns (0), and the activation.
 _MATMUL_EPILOGUE = ("length", "bias_rows", "act")
@@ -340,7 +348,7 @@ def _export(name: str, symbol: str, sizes: tuple[str, ...], bindings: tuple[str,
 def _gemm_executable(path: str) -> str:
     """The stream executable of schedc's kernel: `matmul` (A, B) and `conv` (image, filter), and
     `matmul_bias` and `conv_bias` with a bias vector and an activation after them."""
-    from schedc.kernels import CONV_BIAS_SYMBOL, CONV_SYMBOL, MATMUL_BIAS_SYMBOL, MATMUL_SYMBOL
+    from schedc.kernels import CONV_BIAS_SYMBOL, CONV_NHWC_BIAS_SYMBOL, CONV_NHWC_SYMBOL, CONV_SYMBOL, MATMUL_BIAS_SYMBOL, MATMUL_SYMBOL
 
     a, b, c = "batch*m*k", "batch*k*n", "batch*m*n"
     image, packed, out = "batch*channels*h*w", "padded*channels*kh*kw", "batch*oc*oh*ow"
@@ -350,6 +358,10 @@ def _gemm_executable(path: str) -> str:
         _export("conv", CONV_SYMBOL, conv_sizes, (image, packed, out), _CONV_SIZES[1:]),
         _export("matmul_bias", MATMUL_BIAS_SYMBOL, _MATMUL_SIZES + _MATMUL_EPILOGUE, (a, b, "length", c), _MATMUL_SIZES[1:] + _MATMUL_EPILOGUE[1:]),
         _export("conv_bias", CONV_BIAS_SYMBOL, conv_sizes + ("act",), (image, packed, "oc", out), _CONV_SIZES[1:] + ("act",)),
+        # The same bindings' sizes in NHWC (an image's and an output's elements are as many).
+        _export("conv_nhwc", CONV_NHWC_SYMBOL, _CONV_NHWC_SIZES + ("padded",), (image, packed, out), _CONV_NHWC_SIZES[1:]),
+        _export("conv_nhwc_bias", CONV_NHWC_BIAS_SYMBOL, _CONV_NHWC_SIZES + ("padded", "act"), (image, packed, "oc", out),
+                _CONV_NHWC_SIZES[1:] + ("act",)),
     ]
     objects = f"#hal.executable.objects<{{{_X86_64} = [#hal.executable.object<{{path = \"{path}\"}}>]}}>"
     return f"""
@@ -399,27 +411,84 @@ def _matmul_dispatch(name: str, a: ir.RankedTensorType, b: ir.RankedTensorType, 
     return _dispatch(name, "matmul_bias", a, b, c, sizes, grid, bias=epilogue.bias_type)
 
 
-def _gemm_call(op: ir.Operation, name: str, epilogue: "Epilogue | None" = None) -> str:
+def _gemm_call(op: ir.Operation, name: str, epilogue: "Epilogue | None" = None, nhwc: bool = False) -> str:
     """A function `name` computing the matmul, batch matmul or NCHW convolution `op` (its
-    initial value aside) with schedc's kernel, and `epilogue` after it."""
+    initial value aside) with schedc's kernel, and `epilogue` after it. `nhwc`: a window
+    convolution runs the NHWC kernel between transposes (`_nhwc_call`), on the image before
+    its zero padding where a pad makes it (`absorbed_pad`): the function then takes that."""
     from schedc.kernels import ACTIVATIONS
 
     a, b, c = (ir.RankedTensorType(v.type) for v in op.operands)
+    pad = absorbed_pad(op) if nhwc and op.name not in MATMULS else None
     if op.name in MATMULS:
         return _matmul_dispatch(name, a, b, c, epilogue)
     (batch, channels, h, w), (oc, _, kh, kw), (oh, ow) = a.shape, b.shape, c.shape[2:]
     (sh, sw), (dh, dw) = _pair(op, "strides"), _pair(op, "dilations")
-    if (batch, kh, kw, sh, sw) == (1, 1, 1, 1, 1):
+    if (batch, kh, kw, sh, sw) == (1, 1, 1, 1, 1) and not nhwc:
         return _pointwise_call(a, b, c, name, epilogue)
     rows, columns = conv_tiles(batch, oc, oh * ow)
     padded = -(-oc // CONV_PANEL) * CONV_PANEL
-    sizes = dict(zip(_CONV_SIZES + ("padded",), (batch, channels, h, w, oc, kh, kw, sh, sw, dh, dw, oh, ow, rows, columns, padded)))
-    prologue, packed = _packed_filter(b)
+    if nhwc:
+        (pt, pl), a = (pad[0], ir.RankedTensorType(pad[1].type)) if pad else ((0, 0), a)
+        values = (batch, channels, *a.shape[2:], oc, kh, kw, sh, sw, dh, dw, oh, ow, pt, pl, rows, columns, padded)
+        sizes = dict(zip(_CONV_NHWC_SIZES + ("padded",), values))
+    else:
+        sizes = dict(zip(_CONV_SIZES + ("padded",), (batch, channels, h, w, oc, kh, kw, sh, sw, dh, dw, oh, ow, rows, columns, padded)))
+    prologue, packed = _packed_filter(b, window_first=nhwc)
     grid = (-(-(oh * ow) // columns), -(-oc // rows), batch)
-    if epilogue is None:
-        return _dispatch(name, "conv", a, b, c, sizes, grid, prologue, ("%packed", packed))
-    sizes["act"] = ACTIVATIONS[epilogue.activation]
-    return _dispatch(name, "conv_bias", a, b, c, sizes, grid, prologue, ("%packed", packed), epilogue.bias_type)
+    export, inner = ("conv_nhwc", f"{name}_nhwc") if nhwc else ("conv", name)
+    image, out = (_nhwc(a), _nhwc(c)) if nhwc else (a, c)
+    bias = None
+    if epilogue is not None:
+        sizes["act"] = ACTIVATIONS[epilogue.activation]
+        export, bias = f"{export}_bias", epilogue.bias_type
+    text = _dispatch(inner, export, image, b, out, sizes, grid, prologue, ("%packed", packed), bias)
+    return text + _nhwc_call(name, inner, a, b, c, bias) if nhwc else text
+
+
+def absorbed_pad(op: ir.Operation) -> tuple[tuple[int, int], ir.Value] | None:
+    """((rows above, columns left), the unpadded image) where the convolution `op` reads a
+    zero padding of its image along height and width alone, which nothing else reads (the NHWC
+    kernel reads past the image's edges as zeros); None otherwise."""
+    image = op.operands[0]
+    if not isinstance(image, ir.OpResult) or image.owner.operation.name != "tensor.pad":
+        return None
+    pad = image.owner.operation
+    if len(list(image.uses)) != 1 or len(list(pad.operands)) != 1:  # dynamic pads have operands
+        return None
+    low, high = (list(ir.DenseI64ArrayAttr(pad.attributes[name])) for name in ("static_low", "static_high"))
+    if low[:2] != [0, 0] or high[:2] != [0, 0] or min(low + high) < 0:
+        return None
+    (yielded,) = pad.regions[0].blocks[0].operations[len(pad.regions[0].blocks[0].operations) - 1].operands
+    value = yielded.owner.operation if isinstance(yielded, ir.OpResult) else None
+    attr = value.attributes["value"] if value is not None and value.name == "arith.constant" else None
+    if not (isinstance(attr, ir.FloatAttr) and attr.value == 0.0):
+        return None
+    return (low[2], low[3]), pad.operands[0]
+
+
+def _nhwc(t: ir.RankedTensorType) -> ir.RankedTensorType:
+    n, ch, h, w = t.shape
+    return ir.RankedTensorType.get((n, h, w, ch), t.element_type)
+
+
+def _nhwc_call(name: str, inner: str, a: ir.RankedTensorType, b: ir.RankedTensorType, c: ir.RankedTensorType,
+               bias: ir.RankedTensorType | None) -> str:
+    """A function `name` of the NCHW image `a` (and the filter, and the bias) calling `inner`,
+    the NHWC convolution, between transposes: in a channels-last module IREE cancels them
+    against its own around the neighbouring convolutions, so no transpose runs where the module
+    is NHWC on both sides."""
+    extra, passed, passed_type = (f", %bias: {bias}", ", %bias", f", {bias}") if bias is not None else ("", "", "")
+    a_nhwc, c_nhwc = _nhwc(a), _nhwc(c)
+    return f"""
+func.func private @{name}(%a: {a}, %b: {b}{extra}) -> {c} {{
+  %ea = tensor.empty() : {a_nhwc}
+  %x = linalg.transpose ins(%a : {a}) outs(%ea : {a_nhwc}) permutation = [0, 2, 3, 1]
+  %y = func.call @{inner}(%x, %b{passed}) : ({a_nhwc}, {b}{passed_type}) -> {c_nhwc}
+  %ec = tensor.empty() : {c}
+  %r = linalg.transpose ins(%y : {c_nhwc}) outs(%ec : {c}) permutation = [0, 3, 1, 2]
+  return %r : {c}
+}}"""
 
 
 def _pointwise_call(image: ir.RankedTensorType, filter_: ir.RankedTensorType, out: ir.RankedTensorType, name: str,
@@ -445,36 +514,44 @@ func.func private @{name}(%a: {image}, %b: {filter_}{bias}) -> {out} {{
 }}"""
 
 
-def _packed_filter(filter_: ir.RankedTensorType) -> tuple[str, str]:
+def _packed_filter(filter_: ir.RankedTensorType, window_first: bool = False) -> tuple[str, str]:
     """The ops that pack `%b`, an FCHW filter, into `%packed`, [panel][channel x window][16] (zero
-    past the last output channel: the kernel's layout), and its type. On a constant filter
-    IREE evaluates them at compile time; on a parameter's, once, at load."""
+    past the last output channel: the kernel's layout), and its type; `window_first`: [panel][window
+    x channel][16], the NHWC kernel's. One transpose either way (a padded copy first where the
+    output channels do not fill the last panel), so the load holds one copy at a time. On a
+    constant filter IREE evaluates them at compile time; on a parameter's, once, at load."""
     oc, channels, kh, kw = filter_.shape
     k, t = channels * kh * kw, filter_.element_type
     padded = -(-oc // CONV_PANEL) * CONV_PANEL
     panels = padded // CONV_PANEL
-    lines = [f"  %flat = tensor.collapse_shape %b [[0], [1, 2, 3]] : {filter_} into tensor<{oc}x{k}x{t}>"]
-    rows = "%flat"
+    lines, rows = [], "%b"
     if padded != oc:
-        lines += [f"  %filled = tensor.pad %flat low[0, 0] high[{padded - oc}, 0] {{",
-                  "  ^bb0(%i: index, %j: index):",
+        lines += [f"  %filled = tensor.pad %b low[0, 0, 0, 0] high[{padded - oc}, 0, 0, 0] {{",
+                  "  ^bb0(%i: index, %j: index, %y: index, %x: index):",
                   f"    %zero = arith.constant 0.0 : {t}",
                   f"    tensor.yield %zero : {t}",
-                  f"  }} : tensor<{oc}x{k}x{t}> to tensor<{padded}x{k}x{t}>"]
+                  f"  }} : {filter_} to tensor<{padded}x{channels}x{kh}x{kw}x{t}>"]
         rows = "%filled"
+    split = f"tensor<{panels}x{CONV_PANEL}x{channels}x{kh}x{kw}x{t}>"
+    # [panel][16][c][i][j] -> [panel][c][i][j][16], or [panel][i][j][c][16] window first
+    permutation, order = ([0, 3, 4, 2, 1], (kh, kw, channels)) if window_first else ([0, 2, 3, 4, 1], (channels, kh, kw))
+    moved = f"tensor<{panels}x{'x'.join(map(str, order))}x{CONV_PANEL}x{t}>"
     packed = f"tensor<{panels}x{k}x{CONV_PANEL}x{t}>"
-    lines += [f"  %panels = tensor.expand_shape {rows} [[0, 1], [2]] output_shape [{panels}, {CONV_PANEL}, {k}] : tensor<{padded}x{k}x{t}> into tensor<{panels}x{CONV_PANEL}x{k}x{t}>",
-              f"  %empty = tensor.empty() : {packed}",
-              f"  %packed = linalg.transpose ins(%panels : tensor<{panels}x{CONV_PANEL}x{k}x{t}>) outs(%empty : {packed}) permutation = [0, 2, 1]"]
+    lines += [f"  %panels = tensor.expand_shape {rows} [[0, 1], [2], [3], [4]] output_shape [{panels}, {CONV_PANEL}, {channels}, {kh}, {kw}] "
+              f": tensor<{padded}x{channels}x{kh}x{kw}x{t}> into {split}",
+              f"  %empty = tensor.empty() : {moved}",
+              f"  %moved = linalg.transpose ins(%panels : {split}) outs(%empty : {moved}) permutation = {permutation}",
+              f"  %packed = tensor.collapse_shape %moved [[0], [1, 2, 3], [4]] : {moved} into {packed}"]
     return "\n".join(lines), packed
 
 
-def _to_gemm(module: ir.Module, function: func.FuncOp, zero_start: bool) -> bool:
+def _to_gemm(module: ir.Module, function: func.FuncOp, zero_start: bool, nhwc: bool = False) -> bool:
     """Replaces `function`'s f32 matmuls, batch matmuls (static, untransposed) and NCHW
     convolutions by dispatches of schedc's kernel, which starts from zero: unless `zero_start`
     (their initial values are zero), each one's initial value is added after it. Where a bias
     and an activation the kernel knows follow the op (`fusable_epilogue`), the dispatch runs them
-    too. The kernel's executable joins `module`. Whether any was replaced."""
+    too. The kernel's executable joins `module`. `nhwc`: window convolutions run the NHWC kernel
+    between transposes (`_nhwc_call`). Whether any was replaced."""
     from schedc.kernels import object_path
 
     found = [o for o in function.regions[0].blocks[0].operations
@@ -484,14 +561,16 @@ def _to_gemm(module: ir.Module, function: func.FuncOp, zero_start: bool) -> bool
         return False
     epilogues = [fusable_epilogue(op, zero_start or _zero_fill(op.operands[2])) for op in found]
     helpers = [_gemm_executable(str(object_path()))]
-    helpers += [_gemm_call(op, f"schedc_gemm_{number}", fused and fused[0]) for number, (op, fused) in enumerate(zip(found, epilogues))]
+    helpers += [_gemm_call(op, f"schedc_gemm_{number}", fused and fused[0], nhwc) for number, (op, fused) in enumerate(zip(found, epilogues))]
     append_functions(module, "\n".join(helpers), function.context)
     for number, (op, fused) in enumerate(zip(found, epilogues)):
         init = op.operands[2]
         start = zero_start or _zero_fill(init) or fused is not None  # an epilogue's bias is the initial value, or follows a zero one
         group = fused[1] if fused else [op]
         last = group[-1]  # the dispatch goes where the bias is defined: at the last op it replaces
-        operands = list(op.operands)[:2] + ([fused[0].bias] if fused else [])
+        pad = absorbed_pad(op) if nhwc and op.name not in MATMULS else None
+        padding = op.operands[0].owner.operation if pad else None  # read by the kernel in place, then erased
+        operands = [pad[1] if pad else op.operands[0], op.operands[1]] + ([fused[0].bias] if fused else [])
         with ir.InsertionPoint(last), last.location:
             call = func.CallOp([init.type], ir.FlatSymbolRefAttr.get(f"schedc_gemm_{number}"), operands)
             result = call.results[0] if start else _add(call.results[0], init)
@@ -503,6 +582,8 @@ def _to_gemm(module: ir.Module, function: func.FuncOp, zero_start: bool) -> bool
         last.results[0].replace_all_uses_with(result)
         for replaced in reversed(group):
             replaced.erase()
+        if padding is not None:
+            padding.erase()
     return True
 
 
@@ -675,11 +756,12 @@ def _mark_contractions(function: func.FuncOp) -> None:
             candidate.attributes[DATA_TILING_HINT] = ir.UnitAttr.get()
 
 
-def rewrite_op(op: ir.Operation, layout: str, data_tiling: bool = False) -> bool:
+def rewrite_op(op: ir.Operation, layout: str, data_tiling: bool = False, channels_last: bool = False) -> bool:
     """Rewrites one convolution into `layout` with IREE's own pass (LAYOUT_PASSES; `nhwc`:
     schedc's); returns whether it changed (the passes skip the ops they do not handle). An
     im2col convolution's initial value other than zero is added after it (`_bias_after`).
-    `data_tiling`: the matmul it becomes (or a matmul left in `nchw`) gets IREE's hint."""
+    `data_tiling`: the matmul it becomes (or a matmul left in `nchw`) gets IREE's hint.
+    `channels_last`: the module's mode is channels-last (`gemm` then runs NHWC)."""
     with op.context, op.location:
         if layout == "nchw":
             if data_tiling:
@@ -688,8 +770,11 @@ def rewrite_op(op: ir.Operation, layout: str, data_tiling: bool = False) -> bool
         outlined = ir.Module.create()
         fused = fusable_epilogue(op, _zero_fill(op.operands[-1])) if layout == "gemm" else None
         group = fused[1] if fused else [op]
+        pad = absorbed_pad(op) if layout == "gemm" and channels_last and op.name in CONVOLUTIONS else None
+        if pad is not None:  # outlined with it, for the NHWC kernel to read the image unpadded
+            group = [op.operands[0].owner.operation] + group
         function, arguments = _outline_group(group, outlined, "outlined")
-        if not _rewrite_function(outlined, function, op.name, layout, biased=not _zero_fill(op.operands[-1])):
+        if not _rewrite_function(outlined, function, op.name, layout, biased=not _zero_fill(op.operands[-1]), channels_last=channels_last):
             return False
         if data_tiling:
             _mark_contractions(function)
@@ -722,35 +807,50 @@ def standalone_module(op: ir.Operation, layouts: tuple[str, ...]) -> tuple[str, 
 CHANNELS_LAST_PASS = "iree-preprocessing-convert-conv-to-channels-last"
 
 
-def channels_last_interior_module(op: ir.Operation) -> str | None:
+def channels_last_interior_module(op: ir.Operation, kernel: bool = False) -> str | None:
     """A module whose function `nchw` is the convolution `op` as IREE's channels-last mode
     builds it inside a run of such convolutions: NHWC in and out (between neighbours IREE
-    cancels the transposes), its filter a transposed constant. None where IREE's channels-last
-    pass leaves the op alone (depthwise).
+    cancels the transposes), its filter a transposed constant; with `kernel`, also `gemm`, the
+    same in schedc's NHWC kernel. None where IREE's channels-last pass leaves the op alone
+    (depthwise).
 
     Timed alone with its transposes, a channels-last convolution measured 12x IREE's NCHW
     build; inside a ResNet-18 the mode ran it 3.9x faster than IREE alone."""
     with op.context, op.location:
         module = ir.Module.create()
         function = _outline(op, module, "nchw")
-        block = function.regions[0].blocks[0]
         passmanager.PassManager.parse(f"builtin.module(func.func({CHANNELS_LAST_PASS},canonicalize,cse))").run(module.operation)
-        ops = list(block.operations)
-        image = block.arguments[0]
-        into = [o for o in ops if o.name == "linalg.transpose" and list(o.operands)[0] == image]
-        returned = ops[-1].operands[0]
-        out = returned.owner.operation if isinstance(returned, ir.OpResult) else None
-        if len(into) != 1 or out is None or out.name != "linalg.transpose":
+        if not _nhwc_at_the_boundary(function):
             return None
-        # The image arrives in NHWC, the result leaves in NHWC: the transposes go.
-        nhwc_image = into[0].results[0]
-        image.set_type(nhwc_image.type)
-        nhwc_image.replace_all_uses_with(image)
-        into[0].erase()
-        result = out.operands[0]
-        ops[-1].operands[0] = result
-        out.erase()
-        inputs = [a.type for a in block.arguments]
-        function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, [result.type]))
+        if kernel:
+            scratch = ir.Module.create()
+            function = _outline(op, scratch, "gemm")
+            if not _rewrite_function(scratch, function, op.name, "gemm", channels_last=True) or not _nhwc_at_the_boundary(function):
+                return None
+            module.body.append(function.operation)
+            carry_kernels(scratch, module.operation)
         module.operation.verify()
         return str(module)
+
+
+def _nhwc_at_the_boundary(function: func.FuncOp) -> bool:
+    """Takes the transposes at `function`'s ends away: its image arrives in NHWC, its result
+    leaves in NHWC. False where it has no such pair (the op was not rewritten)."""
+    block = function.regions[0].blocks[0]
+    ops = list(block.operations)
+    image = block.arguments[0]
+    into = [o for o in ops if o.name == "linalg.transpose" and list(o.operands)[0] == image]
+    returned = ops[-1].operands[0]
+    out = returned.owner.operation if isinstance(returned, ir.OpResult) else None
+    if len(into) != 1 or out is None or out.name != "linalg.transpose":
+        return False
+    nhwc_image = into[0].results[0]
+    image.set_type(nhwc_image.type)
+    nhwc_image.replace_all_uses_with(image)
+    into[0].erase()
+    result = out.operands[0]
+    ops[-1].operands[0] = result
+    out.erase()
+    inputs = [a.type for a in block.arguments]
+    function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, [result.type]))
+    return True

@@ -32,6 +32,9 @@ CONV_SYMBOL = "schedc_sconv_workgroup"
 # The same with an epilogue: a bias vector added, then an activation (ACTIVATIONS' codes).
 MATMUL_BIAS_SYMBOL = "schedc_sgemm_bias_workgroup"
 CONV_BIAS_SYMBOL = "schedc_sconv_bias_workgroup"
+# The convolution on NHWC images into NHWC outputs (channels-last modules), and with the epilogue.
+CONV_NHWC_SYMBOL = "schedc_sconv_nhwc_workgroup"
+CONV_NHWC_BIAS_SYMBOL = "schedc_sconv_nhwc_bias_workgroup"
 ACTIVATIONS = {"none": 0, "relu": 1, "gelu": 2}
 # Freestanding code for IREE's embedded ELF loader: no libc, position-independent, hidden.
 FLAGS = ("-O3", "-mavx2", "-mfma", "-std=c17", "-ffreestanding", "-fPIC", "-fno-stack-protector", "-fvisibility=hidden",

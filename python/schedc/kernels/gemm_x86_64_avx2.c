@@ -276,3 +276,92 @@ void schedc_sconv_bias_workgroup(BINDING(const float, image), BINDING(const floa
   conv(image + image_offset + batch * C * H * W, packed + packed_offset, out + out_offset + batch * OC * OH * OW,
        bias + bias_offset, (int)act, C, H, W, OC, KH, KW, SH, SW, DH, DW, OH, OW, MB, NB, tile_m, tile_n);
 }
+
+/* The same convolution on NHWC images into an NHWC output, for channels-last modules (between
+ * neighbours in NHWC, where IREE cancels the transposes around it): the filter comes packed as
+ * above but with k = (i, j, channel), so that a pixel's channels are read in order, and a strip's
+ * 16-channel tile is stored as it is, 16 channels of one pixel side by side. The image comes
+ * unpadded (H x W): PT rows above it and PL columns left of it (and whatever the output's size
+ * needs below and right) read as zeros, so no padded copy of it is made. */
+#define ZC 256 /* the zeros a padding pixel reads, per chunk of channels */
+static void conv_nhwc(const float *restrict img, const float *restrict packed, float *restrict o, const float *restrict bias,
+                      int act, size_t C, size_t H, size_t W, size_t OC, size_t KH, size_t KW, size_t SH, size_t SW,
+                      size_t DH, size_t DW, size_t OH, size_t OW, size_t PT, size_t PL, size_t MB, size_t NB, size_t tile_m,
+                      size_t tile_n) {
+  size_t N = OH * OW, K = C * KH * KW;
+  size_t m0 = tile_m * MB, n0 = tile_n * NB;
+  size_t m1 = m0 + MB < OC ? m0 + MB : OC, n1 = n0 + NB < N ? n0 + NB : N;
+  float zeros[ZC] __attribute__((aligned(32)));
+  for (size_t z = 0; z < ZC; ++z) zeros[z] = 0.0f;
+  for (size_t p0 = m0; p0 < m1; p0 += NR) {
+    const float *panel = packed + p0 * K; /* panel p0 / 16: K x 16 */
+    size_t channels = m1 - p0 < NR ? m1 - p0 : NR;
+    for (size_t s0 = n0; s0 < n1; s0 += MR) {
+      size_t pixels = n1 - s0 < MR ? n1 - s0 : MR;
+      size_t top[MR], left[MR]; /* each row's window corner, PT and PL added (unsigned: no negatives) */
+      for (size_t r = 0; r < MR; ++r) {
+        size_t n = s0 + (r < pixels ? r : pixels - 1);
+        top[r] = (n / OW) * SH, left[r] = (n % OW) * SW;
+      }
+      ACCUMULATORS_6x16;
+      const float *f = panel;
+      for (size_t i = 0; i < KH; ++i)
+        for (size_t j = 0; j < KW; ++j, f += C * NR) {
+          const float *q[MR];
+          int inside = 1;
+          for (size_t r = 0; r < MR; ++r) {
+            size_t y = top[r] + i * DH - PT, x = left[r] + j * DW - PL; /* past the edge: wraps above H or W */
+            q[r] = y < H && x < W ? img + (y * W + x) * C : NULL;
+            inside &= q[r] != NULL;
+          }
+          if (inside) {
+            const float *q0 = q[0], *q1 = q[1], *q2 = q[2], *q3 = q[3], *q4 = q[4], *q5 = q[5];
+            for (size_t c = 0; c < C; ++c) FMA_6x16(f + c * NR, q0 + c, q1 + c, q2 + c, q3 + c, q4 + c, q5 + c);
+            continue;
+          }
+          for (size_t c0 = 0; c0 < C; c0 += ZC) {
+            size_t count = C - c0 < ZC ? C - c0 : ZC;
+            const float *u[MR];
+            for (size_t r = 0; r < MR; ++r) u[r] = q[r] ? q[r] + c0 : zeros;
+            const float *u0 = u[0], *u1 = u[1], *u2 = u[2], *u3 = u[3], *u4 = u[4], *u5 = u[5];
+            for (size_t c = 0; c < count; ++c)
+              FMA_6x16(f + (c0 + c) * NR, u0 + c, u1 + c, u2 + c, u3 + c, u4 + c, u5 + c);
+          }
+        }
+      float t[MR * NR] __attribute__((aligned(32)));
+      _mm256_store_ps(t, c00), _mm256_store_ps(t + 8, c01), _mm256_store_ps(t + 16, c10), _mm256_store_ps(t + 24, c11);
+      _mm256_store_ps(t + 32, c20), _mm256_store_ps(t + 40, c21), _mm256_store_ps(t + 48, c30), _mm256_store_ps(t + 56, c31);
+      _mm256_store_ps(t + 64, c40), _mm256_store_ps(t + 72, c41), _mm256_store_ps(t + 80, c50), _mm256_store_ps(t + 88, c51);
+      if (bias || act != ACT_NONE)
+        for (size_t r = 0; r < pixels; ++r) epilogue_row(t + r * NR, bias ? bias + p0 : NULL, 1, channels, act);
+      for (size_t r = 0; r < pixels; ++r) {
+        float *row = o + (s0 + r) * OC + p0;
+        if (channels == NR) {
+          _mm256_storeu_ps(row, _mm256_load_ps(t + r * NR));
+          _mm256_storeu_ps(row + 8, _mm256_load_ps(t + r * NR + 8));
+        } else {
+          for (size_t m = 0; m < channels; ++m) row[m] = t[r * NR + m];
+        }
+      }
+    }
+  }
+}
+
+void schedc_sconv_nhwc_workgroup(BINDING(const float, image), BINDING(const float, packed), BINDING(float, out), size_t C,
+                                 size_t H, size_t W, size_t OC, size_t KH, size_t KW, size_t SH, size_t SW, size_t DH,
+                                 size_t DW, size_t OH, size_t OW, size_t PT, size_t PL, size_t MB, size_t NB, size_t tile_m,
+                                 size_t tile_n, size_t batch) {
+  UNUSED(image), UNUSED(packed), UNUSED(out);
+  conv_nhwc(image + image_offset + batch * C * H * W, packed + packed_offset, out + out_offset + batch * OC * OH * OW, NULL,
+            ACT_NONE, C, H, W, OC, KH, KW, SH, SW, DH, DW, OH, OW, PT, PL, MB, NB, tile_m, tile_n);
+}
+
+/* The NHWC convolution, then act(out + bias), the bias a vector of OC. */
+void schedc_sconv_nhwc_bias_workgroup(BINDING(const float, image), BINDING(const float, packed), BINDING(const float, bias),
+                                      BINDING(float, out), size_t C, size_t H, size_t W, size_t OC, size_t KH, size_t KW,
+                                      size_t SH, size_t SW, size_t DH, size_t DW, size_t OH, size_t OW, size_t PT, size_t PL,
+                                      size_t MB, size_t NB, size_t act, size_t tile_m, size_t tile_n, size_t batch) {
+  UNUSED(image), UNUSED(packed), UNUSED(bias), UNUSED(out);
+  conv_nhwc(image + image_offset + batch * C * H * W, packed + packed_offset, out + out_offset + batch * OC * OH * OW,
+            bias + bias_offset, (int)act, C, H, W, OC, KH, KW, SH, SW, DH, DW, OH, OW, PT, PL, MB, NB, tile_m, tile_n);
+}

@@ -67,11 +67,14 @@ def _input_module(source: Path, options: CpuTuneOptions):
         return parse_module(printable(output.read_text()), str(source), ir.Context())
 
 
-def prepare(models: list[str], folder: str, options: CpuTuneOptions, isa: str) -> dict:
-    """Compiles, for every distinct convolution and matmul of `models`, one module per mode:
-    a function per layout the op may take there. In a channels-last mode a convolution is
-    measured as IREE builds it inside a run of them (NHWC in and out: `nhwc` in the
-    manifest), the rest as they are."""
+def prepare(models: list[str], folder: str, options: CpuTuneOptions, isa: str, modes: tuple[str, ...] = MODES) -> dict:
+    """Compiles, for every distinct convolution and matmul of `models`, one module per mode
+    (of `modes`; plain comes first, whose nchw build is the outputs' reference): a function per
+    layout the op may take there. In a channels-last mode a convolution is measured as IREE
+    builds it inside a run of them (NHWC in and out: `nhwc` in the manifest), and as schedc's
+    NHWC kernel runs it there (`gemm`), the rest as they are."""
+    if modes[0] != IREE_DEFAULT[0]:
+        raise SchedcError(f"the modes measured start with {IREE_DEFAULT[0]} (the reference), not {modes[0]}")
     from schedc.ir.cpu_ops import channels_last_interior_module, shaped_ops, standalone_inputs, standalone_module
 
     if options.target.name != "llvm-cpu":
@@ -87,15 +90,17 @@ def prepare(models: list[str], folder: str, options: CpuTuneOptions, isa: str) -
                 continue
             # The copy fills its output with zeros, so every layout is exact on it, Winograd too.
             text, layouts = standalone_module(op, replace(shape, accumulates=False).layouts())
-            interior = channels_last_interior_module(op) if shape.kind == "conv" else None
+            # a convolution schedc's NHWC kernel runs in the mode: timed there too
+            kernel = shape.kind == "conv" and "gemm" in shape.layouts(CHANNELS_LAST_MODES[0]) and "gemm" in layouts
+            interior = channels_last_interior_module(op, kernel) if shape.kind == "conv" else None
             jobs[shape.key] = {
                 "name": f"k{len(jobs):03d}", "model": str(model), "shape": shape.to_json(),
                 "operands": [str(v.type) for v in standalone_inputs(op)],
-                "layouts": {mode: ["nchw"] if mode in CHANNELS_LAST_MODES else layouts for mode in MODES},
+                "layouts": {mode: (["nchw", "gemm"] if kernel else ["nchw"]) if mode in CHANNELS_LAST_MODES else layouts for mode in modes},
                 "nhwc": [mode for mode in CHANNELS_LAST_MODES if interior is not None],
                 "texts": {"": text, **({"nhwc": interior} if interior is not None else {})},
             }
-    progress = Progress(len(jobs) * len(MODES), "compiling candidates")
+    progress = Progress(len(jobs) * len(modes), "compiling candidates")
     kernels = []
     for job in jobs.values():
         sources = {}
@@ -103,7 +108,7 @@ def prepare(models: list[str], folder: str, options: CpuTuneOptions, isa: str) -
             sources[variant] = out / f"{job['name']}{'.' + variant if variant else ''}.mlir"
             sources[variant].write_text(text)
         job["modules"], job["failed"] = {}, {}
-        for mode in MODES:
+        for mode in modes:
             vmfb = out / f"{job['name']}.{mode}.vmfb"
             try:
                 _compile(sources["nhwc" if mode in job["nhwc"] else ""], vmfb, mode, options)
@@ -198,9 +203,10 @@ def entries(manifest: dict, results: dict) -> list[CpuEntry]:
     return found
 
 
-def merge(folder: str, database_path: str | None, isa: str) -> tuple[CpuDatabase, list[CpuEntry], str]:
+def merge(folder: str, database_path: str | None, isa: str, keys: tuple[str, ...] = ()) -> tuple[CpuDatabase, list[CpuEntry], str]:
     """Adds a benched folder's measured ops to a CPU database (by default the built-in one
-    for `isa`, the host's)."""
+    for `isa`, the host's). With `keys` ("mode/layout"), an op the database holds gets only
+    those times, its others kept as they were measured."""
     manifest = read_manifest(folder)
     if not is_cpu_manifest(manifest):
         raise SchedcError(f"{folder} holds GPU candidates, not CPU op measurements: merge it with --target={manifest.get('target')}")
@@ -216,6 +222,9 @@ def merge(folder: str, database_path: str | None, isa: str) -> tuple[CpuDatabase
     database = database or CpuDatabase(isa)
     kept = entries(manifest, results)
     for entry in kept:
+        known = database.exact(entry.shape)
+        if keys and known is not None:
+            entry = CpuEntry(known.shape, {**known.times_us, **{k: t for k, t in entry.times_us.items() if k in keys}})
         database.add(entry)
     database.save(path)
     return database, kept, path
