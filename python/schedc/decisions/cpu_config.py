@@ -133,8 +133,8 @@ class OpShape:
     def layouts(self, mode: str = IREE_DEFAULT[0]) -> tuple[str, ...]:
         """The layouts this op may take in `mode` (IREE builds some of them only for some ops: a
         measured database entry has times for those it built): matmuls have none to choose;
-        in a channels-last mode every convolution is IREE's (NHWC) one; Winograd is for 3x3
-        windows at stride 1 into a zero output."""
+        in a channels-last mode a convolution is IREE's NHWC one or, a window or strided one,
+        schedc's NHWC kernel; Winograd is for 3x3 windows at stride 1 into a zero output."""
         gemm = ("gemm",) if self.dtype == "f32" else ()
         if self.kind == "matmul":
             return ("nchw", *gemm)
