@@ -2,6 +2,7 @@
 // RUN: schedc-opt %s --split-input-file --passes="cpu-config{database=%S/Inputs/cpu-config-db.json layout=winograd}" | filecheck %s --check-prefix=WINOGRAD
 // RUN: schedc-opt %s --split-input-file --passes="cpu-config{database=%S/Inputs/cpu-config-db-tiled.json per-op-tiling=true}" | filecheck %s --check-prefix=TILED
 // RUN: schedc-opt %s --split-input-file --passes="cpu-config{database=%S/Inputs/cpu-config-db.json layout=gemm}" | filecheck %s --check-prefix=GEMM
+// RUN: schedc-opt %s --split-input-file --passes="cpu-config{database=%S/Inputs/cpu-config-db.json layout=gemm mode=channels-last}" | filecheck %s --check-prefix=NHWC
 
 // Two convolutions as IREE's input conversion leaves a torch model's. The database measured an
 // im2col matmul fastest for the 3x3 one and IREE's own NCHW build for the 1x1 one: only the
@@ -33,8 +34,9 @@
 //       TILED:   linalg.conv_2d_nchw_fchw {dilations
 // GEMM-LABEL: util.func public @two_convs
 //  GEMM-SAME:   (%[[IMAGE:.+]]: tensor<1x16x18x18xf32>, %[[W3:.+]]: tensor<32x16x3x3xf32>, %[[W1:.+]]: tensor<8x32x1x1xf32>
-//       GEMM:   %[[F3:.+]] = tensor.collapse_shape %[[W3]] {{\[}}[0], [1, 2, 3]] : tensor<32x16x3x3xf32> into tensor<32x144xf32>
-//       GEMM:   linalg.transpose ins(%{{.*}} : tensor<2x16x144xf32>) outs(%{{.*}} : tensor<2x144x16xf32>) permutation = [0, 2, 1]
+//       GEMM:   %[[P3:.+]] = tensor.expand_shape %[[W3]] {{\[}}[0, 1], [2], [3], [4]] output_shape [2, 16, 16, 3, 3] : tensor<32x16x3x3xf32> into tensor<2x16x16x3x3xf32>
+//       GEMM:   linalg.transpose ins(%[[P3]] : tensor<2x16x16x3x3xf32>) outs(%{{.*}} : tensor<2x16x3x3x16xf32>) permutation = [0, 2, 3, 4, 1]
+//       GEMM:   tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3], [4]] : tensor<2x16x3x3x16xf32> into tensor<2x144x16xf32>
 //       GEMM:   %[[Y:.+]] = flow.dispatch @schedc_gemm::@conv{{.*}}(%[[IMAGE]], %{{.*}}) : (tensor<1x16x18x18xf32>, tensor<2x144x16xf32>, {{.*}}) -> tensor<1x32x16x16xf32>
 //       GEMM:   %[[X:.+]] = tensor.collapse_shape %[[Y]] {{\[}}[0, 1], [2, 3]] : tensor<1x32x16x16xf32> into tensor<32x256xf32>
 //       GEMM:   %[[F1:.+]] = tensor.collapse_shape %[[W1]] {{\[}}[0], [1, 2, 3]] : tensor<8x32x1x1xf32> into tensor<8x32xf32>
@@ -76,4 +78,31 @@ util.func public @left_alone(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %c: tens
   %m = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
   %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%image, %w : tensor<?x16x18x18xf32>, tensor<32x16x3x3xf32>) outs(%out : tensor<?x32x16x16xf32>) -> tensor<?x32x16x16xf32>
   util.return %m, %conv : tensor<4x16xf32>, tensor<?x32x16x16xf32>
+}
+
+// -----
+
+// In a channels-last mode schedc's kernel runs NHWC between transposes (IREE cancels them
+// against those around its NHWC neighbours), and reads its image's zero padding in place: the
+// pad goes, and the kernel takes the image unpadded with the rows above and columns left of it.
+// TILED-LABEL: util.func public @padded_conv
+// NHWC-LABEL: util.func public @padded_conv
+//  NHWC-SAME:   (%[[IMAGE:.+]]: tensor<1x16x12x12xf32>
+//   NHWC-NOT:   tensor.pad
+//       NHWC:   %[[X:.+]] = linalg.transpose ins(%[[IMAGE]] : tensor<1x16x12x12xf32>) outs(%{{.*}} : tensor<1x12x12x16xf32>) permutation = [0, 2, 3, 1]
+//       NHWC:   linalg.transpose ins(%{{.*}} : tensor<2x16x16x3x3xf32>) outs(%{{.*}} : tensor<2x3x3x16x16xf32>) permutation = [0, 3, 4, 2, 1]
+//       NHWC:   %[[Y:.+]] = flow.dispatch @schedc_gemm::@conv_nhwc[{{.*}}](%[[X]], %{{.*}}) : (tensor<1x12x12x16xf32>, tensor<2x144x16xf32>, {{.*}}) -> tensor<1x12x12x32xf32>
+//       NHWC:   linalg.transpose ins(%[[Y]] : tensor<1x12x12x32xf32>) outs(%{{.*}} : tensor<1x32x12x12xf32>) permutation = [0, 3, 1, 2]
+//       NHWC:   stream.executable.export public @conv_nhwc
+//       NHWC:   func.func private @schedc_sconv_nhwc_workgroup
+util.func public @padded_conv(%image: tensor<1x16x12x12xf32>, %w: tensor<32x16x3x3xf32>) -> tensor<1x32x12x12xf32> {
+  %zero = arith.constant 0.0 : f32
+  %padded = tensor.pad %image low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%n: index, %c: index, %y: index, %x: index):
+    tensor.yield %zero : f32
+  } : tensor<1x16x12x12xf32> to tensor<1x16x14x14xf32>
+  %e = tensor.empty() : tensor<1x32x12x12xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x32x12x12xf32>) -> tensor<1x32x12x12xf32>
+  %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%padded, %w : tensor<1x16x14x14xf32>, tensor<32x16x3x3xf32>) outs(%f : tensor<1x32x12x12xf32>) -> tensor<1x32x12x12xf32>
+  util.return %conv : tensor<1x32x12x12xf32>
 }
