@@ -459,7 +459,8 @@ def absorbed_pad(op: ir.Operation) -> tuple[tuple[int, int], ir.Value] | None:
     low, high = (list(ir.DenseI64ArrayAttr(pad.attributes[name])) for name in ("static_low", "static_high"))
     if low[:2] != [0, 0] or high[:2] != [0, 0] or min(low + high) < 0:
         return None
-    (yielded,) = pad.regions[0].blocks[0].operations[len(pad.regions[0].blocks[0].operations) - 1].operands
+    *_, terminator = pad.regions[0].blocks[0].operations
+    (yielded,) = terminator.operands
     value = yielded.owner.operation if isinstance(yielded, ir.OpResult) else None
     attr = value.attributes["value"] if value is not None and value.name == "arith.constant" else None
     if not (isinstance(attr, ir.FloatAttr) and attr.value == 0.0):
@@ -770,7 +771,7 @@ def rewrite_op(op: ir.Operation, layout: str, data_tiling: bool = False, channel
         outlined = ir.Module.create()
         fused = fusable_epilogue(op, _zero_fill(op.operands[-1])) if layout == "gemm" else None
         group = fused[1] if fused else [op]
-        pad = absorbed_pad(op) if layout == "gemm" and channels_last and op.name in CONVOLUTIONS else None
+        pad = absorbed_pad(op) if layout == "gemm" and channels_last and op.name == "linalg.conv_2d_nchw_fchw" else None
         if pad is not None:  # outlined with it, for the NHWC kernel to read the image unpadded
             group = [op.operands[0].owner.operation] + group
         function, arguments = _outline_group(group, outlined, "outlined")
