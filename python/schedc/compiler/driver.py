@@ -32,7 +32,8 @@ from schedc.errors import CompileError, SchedcError
 from schedc.ir.iree import exported_functions, function_name, module_string_attribute, user_function_name, named_parameters, packs, serialize_initializers, set_reflection, transient_allocations
 from schedc.compiler.iree_tools import run_iree_tool
 from schedc.ir.mlirio import (
-    BYTECODE_MAGIC, BYTECODE_SUFFIX, ROUND_TRIP_MARKERS, check_input_file, printable, read_bytecode, read_without_resources, write_with_resources,
+    BYTECODE_MAGIC, BYTECODE_SUFFIX, ROUND_TRIP_MARKERS, ParseError, check_input_file, printable, read_bytecode, read_without_resources,
+    write_with_resources,
 )
 from schedc.outputs import StagedOutputs, check_distinct, check_output_path
 from schedc.compiler.phases import phase as named_phase
@@ -307,11 +308,12 @@ def _run_phases(steps: "_Steps", invocations: list[PassInvocation], context, opt
     stops = {end_of("flow"), end_of("stream"), emitted} | {point_of(p) for p in PHASES if by_phase[p.name]}
     if options.dump_phases:
         stops.add(end_of("hal"))
-    else:
-        # The input phase's stop serves cpu-config alone, which reads no weight: IREE writes it
-        # as bytecode, whose weights are not printed as hex and parsed back (kept as text where
-        # the phases are dumped for reading). On ConvNeXt's 29 MB module that took schedc's
-        # passes there from 0.36 to 0.04 s beside cpu-config's own time.
+    elif by_phase[Phase.INPUT] and all(i.name == "cpu-config" for i in by_phase[Phase.INPUT]):
+        # The input phase's stop serves cpu-config, which reads no weight: IREE writes it as
+        # bytecode, whose weights are not printed as hex and parsed back (text where the phases
+        # are dumped for reading). On ConvNeXt's 29 MB module that took schedc's passes there
+        # from 0.36 to 0.04 s beside cpu-config's own time. Not for split-k: iree-compile crashed
+        # (AnnotateDispatches) on the bytecode of its weight-gradient splits, and not on their text.
         steps.bytecode_points = {point_of(phase) for phase in PHASES if phase.name == Phase.INPUT}
     output = None
     for stop in sorted(s for s in stops if s <= last):
@@ -567,7 +569,12 @@ def _run_schedc_passes(source: Path, destination: Path, invocations, context, in
         return f"{input_name}: in IREE's {_IR_NAMES.get(label, label)} IR: "
 
     if source.suffix == BYTECODE_SUFFIX:  # weights as raw bytes: parsed and written whole
-        module, resources = read_bytecode(source), None
+        try:
+            module, resources = read_bytecode(source), None
+        except ParseError:  # what the parser rejects, it rejects in text too, located there
+            text = source.with_suffix(".mlir")
+            run_iree_tool("iree-opt", [str(source), "--allow-unregistered-dialect", "-o", str(text)], what="IREE's printing of the input phase")
+            module, resources = read_without_resources(text)
     else:  # no schedc pass reads a weight's bytes: the module is parsed and printed without them
         module, resources = read_without_resources(source)
     try:

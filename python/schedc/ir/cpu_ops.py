@@ -808,12 +808,12 @@ def standalone_module(op: ir.Operation, layouts: tuple[str, ...]) -> tuple[str, 
 CHANNELS_LAST_PASS = "iree-preprocessing-convert-conv-to-channels-last"
 
 
-def channels_last_interior_module(op: ir.Operation, kernel: bool = False) -> str | None:
+def channels_last_interior_module(op: ir.Operation, kernel: bool = False) -> tuple[str, list[str]] | None:
     """A module whose function `nchw` is the convolution `op` as IREE's channels-last mode
     builds it inside a run of such convolutions: NHWC in and out (between neighbours IREE
     cancels the transposes), its filter a transposed constant; with `kernel`, also `gemm`, the
-    same in schedc's NHWC kernel. None where IREE's channels-last pass leaves the op alone
-    (depthwise).
+    same in schedc's NHWC kernel, where it can be built. Its text and the layouts in it; None
+    where IREE's channels-last pass leaves the op alone (depthwise).
 
     Timed alone with its transposes, a channels-last convolution measured 12x IREE's NCHW
     build; inside a ResNet-18 the mode ran it 3.9x faster than IREE alone."""
@@ -823,15 +823,16 @@ def channels_last_interior_module(op: ir.Operation, kernel: bool = False) -> str
         passmanager.PassManager.parse(f"builtin.module(func.func({CHANNELS_LAST_PASS},canonicalize,cse))").run(module.operation)
         if not _nhwc_at_the_boundary(function):
             return None
+        layouts = ["nchw"]
         if kernel:
             scratch = ir.Module.create()
             function = _outline(op, scratch, "gemm")
-            if not _rewrite_function(scratch, function, op.name, "gemm", channels_last=True) or not _nhwc_at_the_boundary(function):
-                return None
-            module.body.append(function.operation)
-            carry_kernels(scratch, module.operation)
+            if _rewrite_function(scratch, function, op.name, "gemm", channels_last=True) and _nhwc_at_the_boundary(function):
+                module.body.append(function.operation)
+                carry_kernels(scratch, module.operation)
+                layouts.append("gemm")
         module.operation.verify()
-        return str(module)
+        return str(module), layouts
 
 
 def _nhwc_at_the_boundary(function: func.FuncOp) -> bool:

@@ -92,11 +92,12 @@ def prepare(models: list[str], folder: str, options: CpuTuneOptions, isa: str, m
             text, layouts = standalone_module(op, replace(shape, accumulates=False).layouts())
             # a convolution schedc's NHWC kernel runs in the mode: timed there too
             kernel = shape.kind == "conv" and "gemm" in shape.layouts(CHANNELS_LAST_MODES[0]) and "gemm" in layouts
-            interior = channels_last_interior_module(op, kernel) if shape.kind == "conv" else None
+            # a channels-last mode's module: its text and layouts (none: the standalone one's nchw)
+            interior, inside = (channels_last_interior_module(op, kernel) if shape.kind == "conv" else None) or (None, ["nchw"])
             jobs[shape.key] = {
                 "name": f"k{len(jobs):03d}", "model": str(model), "shape": shape.to_json(),
                 "operands": [str(v.type) for v in standalone_inputs(op)],
-                "layouts": {mode: (["nchw", "gemm"] if kernel else ["nchw"]) if mode in CHANNELS_LAST_MODES else layouts for mode in modes},
+                "layouts": {mode: inside if mode in CHANNELS_LAST_MODES else layouts for mode in modes},
                 "nhwc": [mode for mode in CHANNELS_LAST_MODES if interior is not None],
                 "texts": {"": text, **({"nhwc": interior} if interior is not None else {})},
             }
