@@ -66,7 +66,11 @@ def _zero_fill(value: ir.Value) -> bool:
     """Whether `value` is a `linalg.fill` of a constant zero."""
     if not isinstance(value, ir.OpResult) or value.owner.operation.name != "linalg.fill":
         return False
-    scalar = value.owner.operation.operands[0]
+    return _zero_constant(value.owner.operation.operands[0])
+
+
+def _zero_constant(scalar: ir.Value) -> bool:
+    """Whether `scalar` is an `arith.constant` zero."""
     if not isinstance(scalar, ir.OpResult) or scalar.owner.operation.name != "arith.constant":
         return False
     attr = scalar.owner.operation.attributes["value"]
@@ -411,15 +415,14 @@ def _matmul_dispatch(name: str, a: ir.RankedTensorType, b: ir.RankedTensorType, 
     return _dispatch(name, "matmul_bias", a, b, c, sizes, grid, bias=epilogue.bias_type)
 
 
-def _gemm_call(op: ir.Operation, name: str, epilogue: "Epilogue | None" = None, nhwc: bool = False) -> str:
+def _gemm_call(op: ir.Operation, name: str, epilogue: "Epilogue | None" = None, nhwc: bool = False, pad=None) -> str:
     """A function `name` computing the matmul, batch matmul or NCHW convolution `op` (its
     initial value aside) with schedc's kernel, and `epilogue` after it. `nhwc`: a window
     convolution runs the NHWC kernel between transposes (`_nhwc_call`), on the image before
-    its zero padding where a pad makes it (`absorbed_pad`): the function then takes that."""
+    its zero padding where `pad` (`absorbed_pad`'s) says one makes it: the function then takes that."""
     from schedc.kernels import ACTIVATIONS
 
     a, b, c = (ir.RankedTensorType(v.type) for v in op.operands)
-    pad = absorbed_pad(op) if nhwc and op.name not in MATMULS else None
     if op.name in MATMULS:
         return _matmul_dispatch(name, a, b, c, epilogue)
     (batch, channels, h, w), (oc, _, kh, kw), (oh, ow) = a.shape, b.shape, c.shape[2:]
@@ -461,11 +464,7 @@ def absorbed_pad(op: ir.Operation) -> tuple[tuple[int, int], ir.Value] | None:
         return None
     *_, terminator = pad.regions[0].blocks[0].operations
     (yielded,) = terminator.operands
-    value = yielded.owner.operation if isinstance(yielded, ir.OpResult) else None
-    attr = value.attributes["value"] if value is not None and value.name == "arith.constant" else None
-    if not (isinstance(attr, ir.FloatAttr) and attr.value == 0.0):
-        return None
-    return (low[2], low[3]), pad.operands[0]
+    return ((low[2], low[3]), pad.operands[0]) if _zero_constant(yielded) else None
 
 
 def _nhwc(t: ir.RankedTensorType) -> ir.RankedTensorType:
@@ -561,15 +560,16 @@ def _to_gemm(module: ir.Module, function: func.FuncOp, zero_start: bool, nhwc: b
     if not found:
         return False
     epilogues = [fusable_epilogue(op, zero_start or _zero_fill(op.operands[2])) for op in found]
+    pads = [absorbed_pad(op) if nhwc and op.name not in MATMULS else None for op in found]
     helpers = [_gemm_executable(str(object_path()))]
-    helpers += [_gemm_call(op, f"schedc_gemm_{number}", fused and fused[0], nhwc) for number, (op, fused) in enumerate(zip(found, epilogues))]
+    helpers += [_gemm_call(op, f"schedc_gemm_{number}", fused and fused[0], nhwc, pad)
+                for number, (op, fused, pad) in enumerate(zip(found, epilogues, pads))]
     append_functions(module, "\n".join(helpers), function.context)
-    for number, (op, fused) in enumerate(zip(found, epilogues)):
+    for number, (op, fused, pad) in enumerate(zip(found, epilogues, pads)):
         init = op.operands[2]
         start = zero_start or _zero_fill(init) or fused is not None  # an epilogue's bias is the initial value, or follows a zero one
         group = fused[1] if fused else [op]
         last = group[-1]  # the dispatch goes where the bias is defined: at the last op it replaces
-        pad = absorbed_pad(op) if nhwc and op.name not in MATMULS else None
         padding = op.operands[0].owner.operation if pad else None  # read by the kernel in place, then erased
         operands = [pad[1] if pad else op.operands[0], op.operands[1]] + ([fused[0].bias] if fused else [])
         with ir.InsertionPoint(last), last.location:

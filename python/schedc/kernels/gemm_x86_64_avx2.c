@@ -91,6 +91,14 @@ static void epilogue_row(float *restrict row, const float *restrict bias, size_t
   __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps(); \
   __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps()
 
+/* The tile's 12 accumulators into t[6][16], row by row. */
+#define STORE_6x16(t)                                                                                              \
+  do {                                                                                                             \
+    _mm256_store_ps(t, c00), _mm256_store_ps(t + 8, c01), _mm256_store_ps(t + 16, c10), _mm256_store_ps(t + 24, c11); \
+    _mm256_store_ps(t + 32, c20), _mm256_store_ps(t + 40, c21), _mm256_store_ps(t + 48, c30), _mm256_store_ps(t + 56, c31); \
+    _mm256_store_ps(t + 64, c40), _mm256_store_ps(t + 72, c41), _mm256_store_ps(t + 80, c50), _mm256_store_ps(t + 88, c51); \
+  } while (0)
+
 /* One k of the tile: B's 16 values at b, row r's value of A at x<r>. */
 #define FMA_6x16(b, x0, x1, x2, x3, x4, x5)                                                          \
   do {                                                                                               \
@@ -248,9 +256,7 @@ static void conv(const float *restrict img, const float *restrict packed, float 
             FMA_6x16(f, p0x + at, p1x + at, p2x + at, p3x + at, p4x + at, p5x + at);
           }
       float t[MR * NR] __attribute__((aligned(32)));
-      _mm256_store_ps(t, c00), _mm256_store_ps(t + 8, c01), _mm256_store_ps(t + 16, c10), _mm256_store_ps(t + 24, c11);
-      _mm256_store_ps(t + 32, c20), _mm256_store_ps(t + 40, c21), _mm256_store_ps(t + 48, c30), _mm256_store_ps(t + 56, c31);
-      _mm256_store_ps(t + 64, c40), _mm256_store_ps(t + 72, c41), _mm256_store_ps(t + 80, c50), _mm256_store_ps(t + 88, c51);
+      STORE_6x16(t);
       if (bias || act != ACT_NONE) /* rows of 16 channels: bias[p0:p0+16] along them (zero past OC is never stored) */
         for (size_t r = 0; r < pixels; ++r) epilogue_row(t + r * NR, bias ? bias + p0 : NULL, 1, channels, act);
       for (size_t m = 0; m < channels; ++m)
@@ -329,9 +335,7 @@ static void conv_nhwc(const float *restrict img, const float *restrict packed, f
           }
         }
       float t[MR * NR] __attribute__((aligned(32)));
-      _mm256_store_ps(t, c00), _mm256_store_ps(t + 8, c01), _mm256_store_ps(t + 16, c10), _mm256_store_ps(t + 24, c11);
-      _mm256_store_ps(t + 32, c20), _mm256_store_ps(t + 40, c21), _mm256_store_ps(t + 48, c30), _mm256_store_ps(t + 56, c31);
-      _mm256_store_ps(t + 64, c40), _mm256_store_ps(t + 72, c41), _mm256_store_ps(t + 80, c50), _mm256_store_ps(t + 88, c51);
+      STORE_6x16(t);
       if (bias || act != ACT_NONE)
         for (size_t r = 0; r < pixels; ++r) epilogue_row(t + r * NR, bias ? bias + p0 : NULL, 1, channels, act);
       for (size_t r = 0; r < pixels; ++r) {
