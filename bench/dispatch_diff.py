@@ -46,12 +46,17 @@ VARIANTS = {  # module -> (schedc.compile keywords, IREE device)
     # splits: `cuda-pointwise` is compared with `cpu-pointwise` (REFERENCES).
     "cpu-pointwise": ({"target": "llvm-cpu", "cpu": PORTABLE_CPU, "tuning": False, "passes": "split-k{pointwise=true anywhere=true}"}, "local-task"),
     "cuda-pointwise": ({"target": "cuda", "passes": "split-k{pointwise=true},memory-order,arena-plan"}, "cuda"),
+    # ... and the same splits without schedc's arena (IREE's own buffers), with IREE's own kernel
+    # configs, and with mma-operands swapping nothing: which of them a wrong split dispatch needs
+    "cuda-pointwise-noarena": ({"target": "cuda", "passes": "split-k{pointwise=true}"}, "cuda"),
+    "cuda-pointwise-iree": ({"target": "cuda", "tuning": False, "passes": "split-k{pointwise=true},memory-order,arena-plan"}, "cuda"),
+    "cuda-pointwise-noswap": ({"target": "cuda", "passes": "split-k{pointwise=true}," + NOSWAP}, "cuda"),
     "cuda": ({"target": "cuda"}, "cuda"),
     "cuda-noswap": ({"target": "cuda", "passes": NOSWAP}, "cuda"),
     "cuda-iree": ({"target": "cuda", "tuning": False}, "cuda"),
     "cuda-iree-noswap": ({"target": "cuda", "tuning": False, "passes": NOSWAP}, "cuda"),
 }
-REFERENCES = {"cuda-pointwise": "cpu-pointwise"}  # the host module a cuda one is compared with, if not `cpu`
+REFERENCES = {name: "cpu-pointwise" for name in VARIANTS if name.startswith("cuda-pointwise")}  # the host module a cuda one is compared with, if not `cpu`
 HEADER = re.compile(r"^=== (.+) (inputs|outputs) ===$")
 
 
@@ -78,25 +83,30 @@ def prepare(args) -> None:
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
-def traced_outputs(text: str) -> list[tuple[str, list[np.ndarray]]]:
-    """(dispatch, its output tensors) per dispatch run, in order, from the trace's text: a
-    `=== name outputs ===` line, then a line `4x64xf32=[1 2 ...][...]` per tensor."""
-    runs, current = [], None
+def traced_outputs(text: str) -> list[tuple[str, list[np.ndarray], list[np.ndarray]]]:
+    """(dispatch, its input tensors, its output tensors) per dispatch run, in order, from the
+    trace's text: a `=== name inputs ===` and a `=== name outputs ===` line, each followed by a
+    line `4x64xf32=[1 2 ...][...]` per tensor."""
+    runs, pending, current = [], [], None
     for line in text.splitlines():
         header = HEADER.match(line)
         if header:
-            current = (header.group(1), []) if header.group(2) == "outputs" else None
-            if current is not None:
-                runs.append(current)
+            if header.group(2) == "inputs":
+                pending = []
+                current = pending
+            else:
+                current = []
+                runs.append((header.group(1), pending, current))
+                pending = []
         elif current is not None and "=" in line:
             shape, _, values = line.partition("=")
             dims = [int(d) for d in shape.split("x")[:-1]]
             flat = np.array(values.replace("[", " ").replace("]", " ").split(), dtype=np.float64)
-            current[1].append(flat.reshape(dims) if flat.size == int(np.prod(dims)) else flat)
+            current.append(flat.reshape(dims) if flat.size == int(np.prod(dims)) else flat)
     return runs
 
 
-def traced_run(module: Path, device: str, inputs: list[Path]) -> list[tuple[str, list[np.ndarray]]]:
+def traced_run(module: Path, device: str, inputs: list[Path]) -> list[tuple[str, list[np.ndarray], list[np.ndarray]]]:
     command = ["iree-run-module", f"--module={module}", f"--device={device}", "--function=forward",
                *(f"--input=@{p}" for p in inputs)]
     done = subprocess.run(command, capture_output=True, text=True)
@@ -117,20 +127,26 @@ def relative(actual: np.ndarray, expected: np.ndarray) -> float:
 
 def compare(reference, runs) -> list[dict]:
     """Per dispatch run of `runs`, its worst output error against the same dispatch's same
-    occurrence in `reference`."""
+    occurrence in `reference`, and its worst input error: a dispatch whose inputs match and
+    whose outputs do not computes wrong; one whose inputs are already off only carries the
+    error on."""
     seen: dict[str, int] = {}
     expected = {}
-    for name, tensors in reference:
-        expected[(name, seen.get(name, 0))] = tensors
+    for name, inputs, outputs in reference:
+        expected[(name, seen.get(name, 0))] = (inputs, outputs)
         seen[name] = seen.get(name, 0) + 1
     seen.clear()
     rows = []
-    for index, (name, tensors) in enumerate(runs):
+    for index, (name, inputs, outputs) in enumerate(runs):
         occurrence = seen.get(name, 0)
         seen[name] = occurrence + 1
         want = expected.get((name, occurrence))
-        error = float("nan") if want is None else max((relative(a, b) for a, b in zip(tensors, want)), default=0.0)
-        rows.append({"index": index, "dispatch": name.split("::")[-1], "occurrence": occurrence, "error": error})
+        error = input_error = float("nan")
+        if want is not None:
+            error = max((relative(a, b) for a, b in zip(outputs, want[1])), default=0.0)
+            input_error = max((relative(a, b) for a, b in zip(inputs, want[0])), default=0.0)
+        rows.append({"index": index, "dispatch": name.split("::")[-1], "occurrence": occurrence, "error": error,
+                     "input_error": input_error})
     return rows
 
 
@@ -149,11 +165,13 @@ def run(args) -> None:
                 references[host] = traced_run(folder / f"{stem}.{host}.vmfb", VARIANTS[host][1], inputs)
             rows = compare(references[host], traced_run(folder / f"{stem}.{variant}.vmfb", device, inputs))
             bad = [r for r in rows if not r["error"] <= args.tolerance]
-            results[f"{stem}.{variant}"] = {"dispatches": len(rows), "over_tolerance": bad, "last": rows[-1] if rows else None}
+            results[f"{stem}.{variant}"] = {"dispatches": len(rows), "over_tolerance": bad, "last": rows[-1] if rows else None,
+                                             "errors": [[r["index"], r["dispatch"], r["input_error"], r["error"]] for r in rows]}
             print(f"{stem} {variant}: {len(rows)} dispatch runs, {len(bad)} off by more than {args.tolerance:g}; "
                   f"the last (the model's output) {rows[-1]['error']:.2e}" if rows else f"{stem} {variant}: no trace", flush=True)
             for row in bad[:args.show]:
-                print(f"    #{row['index']} {row['dispatch']} (occurrence {row['occurrence']}): {row['error']:.2e}")
+                print(f"    #{row['index']} {row['dispatch']} (occurrence {row['occurrence']}): {row['error']:.2e} "
+                      f"(its inputs {row['input_error']:.2e})")
     out_dir = Path(os.environ.get("OUT", folder))
     (out_dir / "dispatch_diff.json").write_text(json.dumps(results, indent=1))
 
