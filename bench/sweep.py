@@ -7,9 +7,11 @@ Each factory returns (model, example_inputs): one layer per shape, each on an in
 own, so every layer is one dispatch that `schedc tune prepare` can measure alone.
 
     python bench/sweep.py import DIR [--dtypes f32,f16]   # each sweep model as DIR/NAME.DTYPE.mlir
-    python bench/sweep.py prepare TUNE_DIR MODEL.mlir... [--candidates N]   # tune prepare that also
-                                         # measures every config the fit's grid could pick
+    python bench/sweep.py prepare TUNE_DIR MODEL.mlir... [--candidates N] [--grid-picks]   # tune prepare
+                                         # that also measures every config the fits' grids could pick
     python bench/sweep.py fit TUNE_DIR   # fit the GPU cost model on tune prepare + bench results
+    python bench/sweep.py fit-mma TUNE_DIR...   # the tensor-core model's constants (f16, bf16)
+    python bench/sweep.py judge-mma TUNE_DIR... # the tensor-core model's picks on other folders
     python bench/sweep.py fit-matvec TUNE_DIR...   # kernel_config.matvec's table from the matvecs' measurements
     python bench/sweep.py judge TUNE_DIR # the current picks (f32 implicit GEMMs, rows-form 1x1
                                          # convolutions) on a tune folder, e.g. a held-out one
@@ -412,6 +414,99 @@ def fit(folder: str) -> None:
                   f"for {good} of {len(igemms)} ({unmeasured} picks not measured)")
 
 
+# The grid `fit-mma` searches for the tensor-core model's constants (kernel_config.SM_MMA_FMAS,
+# SM_STEP_CYCLES, MMA_STAGE_BUDGET, MMA_STAGE_CYCLES).
+MMA_NAMES = ("SM_MMA_FMAS", "SM_STEP_CYCLES", "MMA_STAGE_BUDGET", "MMA_STAGE_CYCLES")
+MMA_GRID = ((128, 256, 512, 1024), (0, 80, 320, 1280), (16, 24, 32, 48, 64, 1 << 20), (0, 10, 40, 160, 640))
+
+
+def _mma_terms(sig, config) -> tuple:
+    """kernel_config.mma_terms of a tensor-core config, as `estimate` computes them."""
+    from schedc.decisions import kernel_config as kc
+
+    if config.igemm:
+        sig = kc.igemm_form(sig) or sig
+    return kc.mma_terms(sig, config, kc.contraction_roles(sig)[1:], kc.CHIPS["cuda"].sms)
+
+
+def _mma_pick(terms: list, values: tuple) -> int:
+    """The index of the config `kernel_config.mma_cost` ranks first under `values` (ties: the first)."""
+    from schedc.decisions import kernel_config as kc
+
+    costs = [kc.mma_cost(t, *values) for t in terms]
+    return costs.index(min(costs))
+
+
+def _mma_pick_share(kernels, values: tuple) -> tuple[float, float]:
+    """Of tensor-core dispatches (signature, [(config, us)...], the configs' terms): the share
+    whose estimated-best measured config under `values` is within 1.25x of the fastest
+    measured one, and the geometric mean of pick / fastest."""
+    good, logs = 0, 0.0
+    for _, measured, terms in kernels:
+        chosen = measured[_mma_pick(terms, values)][1]
+        fastest = min(t for _, t in measured)
+        good += chosen <= 1.25 * fastest
+        logs += math.log(chosen / fastest)
+    return good / max(len(kernels), 1), math.exp(logs / max(len(kernels), 1))
+
+
+def _mma_kernels(folders: list[str]) -> list:
+    """(signature, [(tensor-core config, us)...], their terms) of the folders' dispatches with
+    2+ measured, the configs in label order (the estimate's tie-break)."""
+    kernels = []
+    for folder in folders:
+        for sig, measured in _measured(folder):
+            mma = sorted(((c, t) for c, t in measured if c.mma), key=lambda m: m[0].label())
+            if len(mma) >= 2:
+                kernels.append((sig, mma, [_mma_terms(sig, c) for c, _ in mma]))
+    return kernels
+
+
+def fit_mma(folders: list[str]) -> None:
+    """Grid search (MMA_GRID, fixed: bounded by work) of the tensor-core model's constants on
+    the folders' measurements: the most dispatches whose estimated-best measured config is
+    within 1.25x of the fastest, then the lowest geometric mean of pick / fastest. Prints the
+    current constants' figures and the fit's."""
+    import itertools
+
+    from schedc.decisions import kernel_config as kc
+
+    kernels = _mma_kernels(folders)
+    original = tuple(getattr(kc, name) for name in MMA_NAMES)
+    scored = {values: _mma_pick_share(kernels, values) for values in itertools.product(*MMA_GRID)}
+    scored.setdefault(original, _mma_pick_share(kernels, original))
+    best = max(scored, key=lambda v: (scored[v][0], -scored[v][1], v == original))
+    for label, values in (("current", original), ("fitted", best)):
+        share, mean = scored[values]
+        print(f"{len(kernels)} tensor-core dispatches, {label} {dict(zip(MMA_NAMES, values))}: the pick within 1.25x of "
+              f"the fastest measured for {share:.0%}, geometric mean pick / fastest {mean:.3f}")
+
+
+def judge_mma(folders: list[str]) -> None:
+    """The current tensor-core constants on the folders (e.g. held-out ones): as fit_mma reports."""
+    from schedc.decisions import kernel_config as kc
+
+    values = tuple(getattr(kc, name) for name in MMA_NAMES)
+    share, mean = _mma_pick_share(_mma_kernels(folders), values)
+    print(f"{len(_mma_kernels(folders))} tensor-core dispatches, {dict(zip(MMA_NAMES, values))}: the pick within 1.25x of "
+          f"the fastest measured for {share:.0%}, geometric mean pick / fastest {mean:.3f}")
+
+
+def mma_grid_picks(sig) -> list:
+    """The tensor-core config each point of MMA_GRID would pick for a dispatch (the heuristic's
+    candidates, every one): a tune folder with these measured judges any fitted constants."""
+    import itertools
+
+    from schedc.decisions import kernel_config as kc
+
+    everything = sorted((c for c in kc.candidate_configs(sig, limit=100000) if c.mma), key=lambda c: c.label())
+    if not everything:
+        return []
+    terms = [_mma_terms(sig, c) for c in everything]
+    picks = {_mma_pick(terms, values) for values in itertools.product(*MMA_GRID)}
+    return [everything[i] for i in sorted(picks)]
+
+
 def _matvec_times(folders: list[str]) -> dict:
     """Per (layout, element type): (signature, IREE's time, {config shape: time}) of each matvec
     of the tune folders, from the candidates whose outputs matched IREE's (us)."""
@@ -566,16 +661,20 @@ def igemm_grid_picks(sig) -> list:
     return picks
 
 
-def prepare(folder: str, models: list[str], candidates: int, padded_only: bool = False) -> None:
+def prepare(folder: str, models: list[str], candidates: int, padded_only: bool = False, grid_picks: bool = False) -> None:
     """`schedc tune prepare --target=cuda` that also measures every IGEMM_GRID pick, and every
-    SIMT tiling of f32 matmuls (`simt_grid`)."""
+    SIMT tiling of f32 matmuls (`simt_grid`); with `grid_picks`, the candidates and the picks
+    of the fits' grids alone (IGEMM_GRID, MMA_GRID): a folder that judges any fitted constants
+    (a held-out model's)."""
     from schedc.targets import resolve_target
     from schedc.tune.prepare import TuneOptions, prepare as tune_prepare
 
     from schedc.decisions import kernel_config as kc
 
     def extra(sig):  # and the plain SIMT tiles a rows-form contraction had before
-        return (igemm_grid_picks(sig) + (kc._simt_candidates(sig, candidates) if kc.rows_form(sig) else []) + simt_grid(sig, padded_only)
+        if grid_picks:
+            return igemm_grid_picks(sig) + mma_grid_picks(sig)
+        return (igemm_grid_picks(sig) + mma_grid_picks(sig) + (kc._simt_candidates(sig, candidates) if kc.rows_form(sig) else []) + simt_grid(sig, padded_only)
                 + matvec_grid(sig) + half_contraction_grid(sig))
 
     manifest = tune_prepare(models, folder, TuneOptions(resolve_target("cuda"), candidates=candidates, extra=extra))
@@ -690,6 +789,10 @@ if __name__ == "__main__":
         import_models(args.folder, args.dtypes, args.models)
     elif len(sys.argv) == 3 and sys.argv[1] == "fit":
         fit(sys.argv[2])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "fit-mma":
+        fit_mma(sys.argv[2:])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "judge-mma":
+        judge_mma(sys.argv[2:])
     elif len(sys.argv) >= 3 and sys.argv[1] == "fit-matvec":
         fit_matvec(sys.argv[2:])
     elif len(sys.argv) == 3 and sys.argv[1] == "judge":
@@ -702,8 +805,9 @@ if __name__ == "__main__":
         parser.add_argument("models", nargs="+")
         parser.add_argument("--candidates", type=int, default=8)
         parser.add_argument("--padded-only", action="store_true", help="f32 matmuls: the padded SIMT tilings alone")
+        parser.add_argument("--grid-picks", action="store_true", help="the candidates and the fits' grid picks alone (judging folders)")
         args = parser.parse_args(sys.argv[2:])
-        prepare(args.folder, args.models, args.candidates, args.padded_only)
+        prepare(args.folder, args.models, args.candidates, args.padded_only, args.grid_picks)
     elif len(sys.argv) >= 2 and sys.argv[1] == "cpu":
         import argparse
 

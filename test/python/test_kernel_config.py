@@ -672,3 +672,33 @@ func.func @f(%upd: tensor<768xf32>, %idx: tensor<768x1xi64>, %dst: tensor<4096xf
     assert [(k["kind"], k["source"]) for k in kernels] == [("other", "iree")]
     _, unique = _compile_for_cuda(text.replace("unique_indices(false)", "unique_indices(true)"))
     assert [(k["kind"], k["source"]) for k in unique] == [("scatter", "heuristic")]
+
+
+def test_the_tensor_core_estimate_charges_what_a_thread_stages_past_its_budget():
+    # A synthetic sweep shape (bench/split_k.py's FIT_POINTWISE: 1280 -> 192 channels at 5x5):
+    # K steps of 128 with one or two subgroups stage 64-128 elements a thread a step, and ran
+    # 2x slower than steps of 32 on the sweep's f16 1x1 convolutions (bench/sweep.py fit-mma).
+    sig = dataclasses.replace(conv1x1(192, 25, 1280), element_type="f16", result_type="f32")
+    wide = next(c for c in candidate_configs(sig, limit=1000) if c.reduction[2] == 8 and c.subgroups <= 2)
+    terms = kc.mma_terms(sig, wide, contraction_roles(sig)[1:])
+    assert terms[4] > kc.MMA_STAGE_BUDGET
+    assert kc.estimate(sig, wide) > kc.mma_cost(terms, kc.SM_MMA_FMAS, kc.SM_STEP_CYCLES, kc.MMA_STAGE_BUDGET, 0)
+    assert heuristic_config(sig).reduction[2] <= 4
+
+
+def test_a_split_convolution_s_k_steps_divide_its_part():
+    # split-k's parts of an f16 1x1 convolution, 384 -> 64 channels in 8 parts of 48: a K step of
+    # 64 padded each part and came out NaN on an H100; steps of 48 (3 intrinsic steps) do not pad.
+    maps = ("affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>", "affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>",
+            "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>")
+    split = KernelSignature("s", "matmul_like", "linalg.generic", (8, 64, 196, 48), ("parallel",) * 3 + ("reduction",), maps,
+                            ((8, 48, 196), (8, 64, 48), (8, 64, 196)), "f16", result_type="f32")
+    candidates = candidate_configs(split, limit=1000)
+    assert candidates and all(48 % (c.reduction[3] * 16) == 0 for c in candidates)
+    assert heuristic_config(split).reduction[3] == 3
+    # A 1x1 convolution whose rows are a loop only the image reads keeps its K steps.
+    rows = ("affine_map<(d0, d1, d2, d3) -> (d3, d1, d2)>", "affine_map<(d0, d1, d2, d3) -> (d0, d3)>",
+            "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>")
+    expansion = KernelSignature("e", "matmul_like", "linalg.generic", (576, 14, 14, 96), ("parallel",) * 3 + ("reduction",), rows,
+                                ((96, 14, 14), (576, 96), (576, 14, 14)), "f16", result_type="f32")
+    assert {c.reduction[3] for c in candidate_configs(expansion, limit=1000)} <= {2, 4, 8}

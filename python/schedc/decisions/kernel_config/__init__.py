@@ -700,10 +700,20 @@ def _map_dims(text: str) -> set[int] | None:
     return {sums[0][0] for sums in terms}
 
 
-# Tensor-core rates of one SM, for ranking: multiply-adds per cycle of sm_80's mma.sync (the
-# H200 runs it at about half its own wgmma rate), and operand elements loaded per cycle.
-SM_MMA_FMAS = 256
-SM_STEP_CYCLES = 320  # a K step's barrier and shared-memory handoff
+# Tensor-core rates of one SM, for ranking: multiply-adds per cycle of sm_80's mma.sync, a K
+# step's barrier and shared-memory handoff, and, since a K step's operand tiles go through each
+# thread's registers on their way to shared memory, what each element a thread stages a step
+# past MMA_STAGE_BUDGET costs (register pressure, and a padded tile's masked loads one after
+# the other: MobileNetV2's 960 -> 160 projection ran 2.3x slower in K steps of 128 than of 32).
+# Fitted by `python bench/sweep.py fit-mma` on the synthetic sweep's f16 1x1 convolutions,
+# expansions, matmuls and odd-row matmuls (35 dispatches, 3,439 configs, H100): the
+# estimate's pick within 1.25x of the fastest measured for 66% of them (51% with the constants
+# before, 256 / 320 and no staging term); judged on the held-out suite's 112 f16 tensor-core
+# dispatches, never fitted on: 94% (84% before) (bench/README.md, "A staging term").
+SM_MMA_FMAS = 128
+SM_STEP_CYCLES = 80
+MMA_STAGE_BUDGET = 24
+MMA_STAGE_CYCLES = 10
 
 
 def _mma_candidates(sig: KernelSignature, limit: int, igemm: bool = False) -> list[KernelConfig]:
@@ -727,6 +737,14 @@ def _mma_candidates(sig: KernelSignature, limit: int, igemm: bool = False) -> li
     # all three such kernels of the synthetic sweep (bench/sweep.py, H200): tile N by 16 or
     # more there.
     narrowest_n = 16 if sig.kind == "matmul_like" else edge_n
+    # A batched contraction's K steps divide its K where they can (a batch loop both inputs
+    # read: a batch matmul, or split-k's parts): an f16 1x1 convolution split in parts (384 -> 64
+    # channels in 8 parts of 48) stepped by 64, K padded, came out NaN on an H100 where IREE's
+    # own config did not (bench/dispatch_diff.py, fifteenth session).
+    k_choices = (2, 4, 8)
+    both = (_map_dims(sig.indexing_maps[0]) or set()) & (_map_dims(sig.indexing_maps[1]) or set())
+    if not igemm and size_k % edge_k == 0 and any(b in both for b in batch):
+        k_choices = tuple(d for d in range(2, 9) if (size_k // edge_k) % d == 0) or (1,)
     for rows in ((1, 2, 4) if row is not None and size_n <= 16 else (1,)):
         if row is not None and rows > sig.loops[row]:
             continue
@@ -743,7 +761,7 @@ def _mma_candidates(sig: KernelSignature, limit: int, igemm: bool = False) -> li
                         subgroups = (wg_m // (sg_m * edge_m)) * (wg_n // (sg_n * edge_n))
                         if not 1 <= subgroups <= 8:
                             continue
-                        for k_tiles in (2, 4, 8):
+                        for k_tiles in k_choices:
                             k_tile = k_tiles * edge_k
                             if k_tile > max(size_k, edge_k) * 2:
                                 continue
@@ -788,20 +806,29 @@ def _mma_config(sig, intrinsic, batch, loops, tiles, subgroups, row, rows, igemm
 def _mma_score(sig: KernelSignature, config: KernelConfig, loops: tuple[int, int, int], sms: int = 132) -> float:
     """Estimated cycles of a tensor-core config, to rank: the SM with the most workgroups runs
     them one after the other; each does its tile's multiply-adds at the SM's tensor-core rate
-    (a workgroup of fewer than 4 subgroups leaves the SM's other schedulers idle) and loads its
-    operand tiles once per K step."""
+    (a workgroup of fewer than 4 subgroups leaves the SM's other schedulers idle), loads its
+    operand tiles once per K step, and stages each step's tiles through its threads' registers."""
+    return mma_cost(mma_terms(sig, config, loops, sms), SM_MMA_FMAS, SM_STEP_CYCLES, MMA_STAGE_BUDGET, MMA_STAGE_CYCLES)
+
+
+def mma_terms(sig: KernelSignature, config: KernelConfig, loops: tuple[int, int, int], sms: int = 132) -> tuple[float, ...]:
+    """What `_mma_score` weighs, apart from its constants: (workgroups on the busiest SM,
+    multiply-adds a workgroup at full occupancy, operand loads, K steps, elements staged per
+    thread a step). bench/sweep.py's fit evaluates its grid of constants on these."""
     m, n, k = loops
-    groups = workgroup_count(sig, config)
-    per_sm = math.ceil(groups / sms)
+    per_sm = math.ceil(workgroup_count(sig, config) / sms)
     tile_m = config.workgroup[m]
     tile_n = math.prod(config.workgroup[i] for i in sig.parallel_loops if config.workgroup[i]) // tile_m  # N with its rows
     k_tile = config.reduction[k] * MMA_INTRINSICS[config.mma][1][2]
     size_k = math.ceil(sig.loops[k] / k_tile) * k_tile  # padded
     occupancy = min(config.subgroups, 4) / 4
-    compute = tile_m * tile_n * size_k / (SM_MMA_FMAS * occupancy)
-    loads = (tile_m + tile_n) * size_k / SM_LOADS
-    steps = size_k / k_tile
-    return per_sm * (compute + loads + steps * SM_STEP_CYCLES)
+    return (per_sm, tile_m * tile_n * size_k / occupancy, (tile_m + tile_n) * size_k / SM_LOADS, size_k / k_tile,
+            (tile_m + tile_n) * k_tile / (config.subgroups * SUBGROUP))
+
+
+def mma_cost(terms: tuple[float, ...], fmas: float, step_cycles: float, stage_budget: float, stage_cycles: float) -> float:
+    per_sm, work, loads, steps, staged = terms
+    return per_sm * (work / fmas + loads + steps * (step_cycles + max(0.0, staged - stage_budget) * stage_cycles))
 
 
 def _igemm_candidates(sig: KernelSignature, form: KernelSignature, limit: int) -> list[KernelConfig]:
