@@ -1,7 +1,7 @@
 """Speed on models nobody tuned for: the held-out suite (bench/heldout.py), f32 and f16.
 
     python bench/generalization.py coverage [--models a,b] [--dtypes f32,f16]
-    python bench/generalization.py prepare DIR [--models a,b] [--dtypes f32,f16]   # here
+    python bench/generalization.py prepare DIR [--models a,b] [--dtypes f32,f16] [--pointwise] [--constants N=V,...]   # here
     python bench/generalization.py run DIR [--repeats 200] [--warm-jobs 4] [--models a,b] [--no-inductor]   # CUDA machine
     python bench/generalization.py import DIR [--models a,b] [--dtypes f32]      # MLIR for tune prepare
     python bench/generalization.py dispatches TUNE_DIR...   # after schedc tune prepare + bench
@@ -18,7 +18,9 @@ read 0%.
 `schedc-graphs` (schedc's default pipeline and kernel configs, stream execution and replay);
 with `--unsplit` also the replayed module without split-k, with `--fused` also the replayed one
 with IREE's aggressive fusion and generic matmuls (FUSION_FLAGS), the same with mma-operands
-swapping nothing, and IREE's own module with them, each its own column.
+swapping nothing, and IREE's own module with them, with `--pointwise` the replayed one with f16
+1x1 convolutions split, and with `--constants NAME=VALUE,...` the replayed one compiled with
+those kernel_config constants (a cost model's before a fit), each its own column.
 `run`, on a machine with a CUDA GPU and iree-base-runtime (no compiler), rebuilds each model
 from bench/heldout.py (random weights), writes its weights as the modules' archive, and times
 at batch 1, in one process per execution mode (IREE reads the CUDA mode once per process):
@@ -82,13 +84,49 @@ FUSED = {"schedc-graphs-fused": ({"execution": "graphs", "iree_flags": FUSION_FL
          "iree-fused": ({"tuning": False, "execution": "graphs", "iree_flags": FUSION_FLAGS}, "graphs")}
 
 
-def _extra_variants(unsplit: bool, fused: bool) -> dict:
-    return {**(UNSPLIT if unsplit else {}), **(FUSED if fused else {})}
+# `prepare --pointwise`: the replayed module with f16 1x1 convolutions split too (split-k's
+# `pointwise`, off by default), to time and check it beside the default.
+POINTWISE = {"schedc-graphs-pointwise": ({"execution": "graphs", "passes": "split-k{pointwise=true},memory-order,arena-plan"}, "graphs")}
+# `prepare --constants NAME=VALUE,...`: the replayed module compiled with these kernel_config
+# constants (e.g. a cost model's before a fit), beside the default in the same process.
+CONSTANTS = {"schedc-graphs-constants": ({"execution": "graphs"}, "graphs")}
+
+
+def _extra_variants(unsplit: bool, fused: bool, pointwise: bool = False, constants: bool = False) -> dict:
+    return {**(UNSPLIT if unsplit else {}), **(FUSED if fused else {}), **(POINTWISE if pointwise else {}), **(CONSTANTS if constants else {})}
 
 
 def _variants(folder: Path) -> dict:
     manifest = json.loads((folder / "manifest.json").read_text())
-    return {**VARIANTS, **_extra_variants(any(e.get("unsplit") for e in manifest), any(e.get("fused") for e in manifest))}
+    return {**VARIANTS, **_extra_variants(*(any(e.get(k) for e in manifest) for k in ("unsplit", "fused", "pointwise", "constants")))}
+
+
+def _constants(text: str) -> dict:
+    """`NAME=VALUE,...` as kernel_config's constants (each one it has, a number)."""
+    from schedc.decisions import kernel_config as kc
+
+    values = {}
+    for item in filter(None, text.split(",")):
+        name, _, value = item.partition("=")
+        if not hasattr(kc, name) or not isinstance(getattr(kc, name), (int, float)):
+            raise SystemExit(f"--constants: kernel_config has no numeric constant {name!r}")
+        values[name] = type(getattr(kc, name))(float(value))
+    return values
+
+
+def _compile_with_constants(values: dict, **keywords) -> None:
+    """schedc.compile with kernel_config's constants set to `values`, then restored."""
+    import schedc
+    from schedc.decisions import kernel_config as kc
+
+    saved = {name: getattr(kc, name) for name in values}
+    try:
+        for name, value in values.items():
+            setattr(kc, name, value)
+        schedc.compile(**keywords)
+    finally:
+        for name, value in saved.items():
+            setattr(kc, name, value)
 
 
 def heldout():
@@ -160,11 +198,14 @@ def prepare(args) -> None:
         # rebuilds on the GPU machine, so no call carries them there.
         mlir = weightless_mlir(name, dtype)
         stem = f"{name}.{dtype}"
-        for variant, (keywords, _) in {**VARIANTS, **_extra_variants(args.unsplit, args.fused)}.items():
+        constants = _constants(args.constants)
+        for variant, (keywords, _) in {**VARIANTS, **_extra_variants(args.unsplit, args.fused, args.pointwise, bool(constants))}.items():
             started = time.perf_counter()
-            schedc.compile(mlir, target="cuda", output=str(folder / f"{stem}.{variant}.vmfb"), **keywords)
+            _compile_with_constants(constants if variant in CONSTANTS else {}, source=mlir, target="cuda",
+                                    output=str(folder / f"{stem}.{variant}.vmfb"), **keywords)
             print(f"{stem}.{variant}: compiled in {time.perf_counter() - started:.1f} s", flush=True)
-        manifest.append({"model": name, "dtype": dtype, "unsplit": args.unsplit, "fused": args.fused})
+        manifest.append({"model": name, "dtype": dtype, "unsplit": args.unsplit, "fused": args.fused, "pointwise": args.pointwise,
+                         "constants": args.constants})
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
@@ -284,8 +325,9 @@ def run(args) -> None:
 
 
 COLUMNS = ("eager", "inductor-default", "inductor-reduce-overhead", "inductor-reduce-overhead-fp32", "iree", "iree-fused", "schedc-streams",
-           "schedc-graphs-unsplit", "schedc-graphs-fused", "schedc-graphs-fused-noswap", "schedc-graphs")
-HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "iree fus", "streams", "unsplit", "fused", "fus nosw", "graphs")
+           "schedc-graphs-unsplit", "schedc-graphs-fused", "schedc-graphs-fused-noswap", "schedc-graphs-pointwise", "schedc-graphs-constants",
+           "schedc-graphs")
+HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "iree fus", "streams", "unsplit", "fused", "fus nosw", "pointw", "constant", "graphs")
 
 
 def _table_row(label: str, rows: dict) -> str:
@@ -436,6 +478,9 @@ def main() -> int:
         if command == "prepare":
             p.add_argument("--unsplit", action="store_true", help="also the replayed module without split-k (its parts forced to 1)")
             p.add_argument("--fused", action="store_true", help="also the replayed module with IREE's aggressive fusion and generic matmuls")
+            p.add_argument("--pointwise", action="store_true", help="also the replayed module with f16 1x1 convolutions split (split-k's pointwise)")
+            p.add_argument("--constants", default="", metavar="NAME=VALUE,...",
+                           help="also the replayed module compiled with these kernel_config constants (e.g. before a fit)")
     r = sub.add_parser("run")
     r.add_argument("folder")
     r.add_argument("--repeats", type=int, default=200)
