@@ -1,7 +1,7 @@
 """Speed on models nobody tuned for: the held-out suite (bench/heldout.py), f32 and f16.
 
     python bench/generalization.py coverage [--models a,b] [--dtypes f32,f16]
-    python bench/generalization.py prepare DIR [--models a,b] [--dtypes f32,f16] [--pointwise] [--constants N=V,...]   # here
+    python bench/generalization.py prepare DIR [--models a,b] [--dtypes f32,f16] [--constants "N=V;..."]   # here
     python bench/generalization.py run DIR [--repeats 200] [--warm-jobs 4] [--models a,b] [--no-inductor]   # CUDA machine
     python bench/generalization.py import DIR [--models a,b] [--dtypes f32]      # MLIR for tune prepare
     python bench/generalization.py dispatches TUNE_DIR...   # after schedc tune prepare + bench
@@ -18,9 +18,9 @@ read 0%.
 `schedc-graphs` (schedc's default pipeline and kernel configs, stream execution and replay);
 with `--unsplit` also the replayed module without split-k, with `--fused` also the replayed one
 with IREE's aggressive fusion and generic matmuls (FUSION_FLAGS), the same with mma-operands
-swapping nothing, and IREE's own module with them, with `--pointwise` the replayed one with f16
-1x1 convolutions split, and with `--constants NAME=VALUE,...` the replayed one compiled with
-those kernel_config constants (a cost model's before a fit), each its own column.
+swapping nothing, and IREE's own module with them, and with `--constants "NAME=VALUE;..."` the
+replayed one compiled with those kernel_config constants (a cost model's before a fit), each
+its own column.
 `run`, on a machine with a CUDA GPU and iree-base-runtime (no compiler), rebuilds each model
 from bench/heldout.py (random weights), writes its weights as the modules' archive, and times
 at batch 1, in one process per execution mode (IREE reads the CUDA mode once per process):
@@ -84,33 +84,39 @@ FUSED = {"schedc-graphs-fused": ({"execution": "graphs", "iree_flags": FUSION_FL
          "iree-fused": ({"tuning": False, "execution": "graphs", "iree_flags": FUSION_FLAGS}, "graphs")}
 
 
-# `prepare --pointwise`: the replayed module with f16 1x1 convolutions split too (split-k's
-# `pointwise`, off by default), to time and check it beside the default.
-POINTWISE = {"schedc-graphs-pointwise": ({"execution": "graphs", "passes": "split-k{pointwise=true},memory-order,arena-plan"}, "graphs")}
-# `prepare --constants NAME=VALUE,...`: the replayed module compiled with these kernel_config
+# `prepare --constants "NAME=VALUE;..."`: the replayed module compiled with these kernel_config
 # constants (e.g. a cost model's before a fit), beside the default in the same process.
 CONSTANTS = {"schedc-graphs-constants": ({"execution": "graphs"}, "graphs")}
 
 
-def _extra_variants(unsplit: bool, fused: bool, pointwise: bool = False, constants: bool = False) -> dict:
-    return {**(UNSPLIT if unsplit else {}), **(FUSED if fused else {}), **(POINTWISE if pointwise else {}), **(CONSTANTS if constants else {})}
+def _extra_variants(unsplit: bool, fused: bool, constants: bool = False) -> dict:
+    return {**(UNSPLIT if unsplit else {}), **(FUSED if fused else {}), **(CONSTANTS if constants else {})}
 
 
 def _variants(folder: Path) -> dict:
     manifest = json.loads((folder / "manifest.json").read_text())
-    return {**VARIANTS, **_extra_variants(*(any(e.get(k) for e in manifest) for k in ("unsplit", "fused", "pointwise", "constants")))}
+    return {**VARIANTS, **_extra_variants(*(any(e.get(k) for e in manifest) for k in ("unsplit", "fused", "constants")))}
 
 
 def _constants(text: str) -> dict:
-    """`NAME=VALUE,...` as kernel_config's constants (each one it has, a number)."""
+    """`NAME=VALUE;...` as kernel_config's constants (each one it has; VALUE a Python literal of
+    the constant's type, e.g. `MMA_CONSTANTS={"matmul": (256, 320, 1048576, 0)}`)."""
+    import ast
+
     from schedc.decisions import kernel_config as kc
 
     values = {}
-    for item in filter(None, text.split(",")):
+    for item in filter(None, text.split(";")):
         name, _, value = item.partition("=")
-        if not hasattr(kc, name) or not isinstance(getattr(kc, name), (int, float)):
-            raise SystemExit(f"--constants: kernel_config has no numeric constant {name!r}")
-        values[name] = type(getattr(kc, name))(float(value))
+        name = name.strip()
+        try:
+            parsed = ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError):
+            raise SystemExit(f"--constants: {value.strip()!r} is not a Python literal")
+        current = getattr(kc, name, None)
+        if not name.isupper() or current is None or type(parsed) is not type(current):
+            raise SystemExit(f"--constants: kernel_config has no {type(parsed).__name__} constant {name!r}")
+        values[name] = {**current, **parsed} if isinstance(current, dict) else parsed
     return values
 
 
@@ -199,13 +205,12 @@ def prepare(args) -> None:
         mlir = weightless_mlir(name, dtype)
         stem = f"{name}.{dtype}"
         constants = _constants(args.constants)
-        for variant, (keywords, _) in {**VARIANTS, **_extra_variants(args.unsplit, args.fused, args.pointwise, bool(constants))}.items():
+        for variant, (keywords, _) in {**VARIANTS, **_extra_variants(args.unsplit, args.fused, bool(constants))}.items():
             started = time.perf_counter()
             _compile_with_constants(constants if variant in CONSTANTS else {}, source=mlir, target="cuda",
                                     output=str(folder / f"{stem}.{variant}.vmfb"), **keywords)
             print(f"{stem}.{variant}: compiled in {time.perf_counter() - started:.1f} s", flush=True)
-        manifest.append({"model": name, "dtype": dtype, "unsplit": args.unsplit, "fused": args.fused, "pointwise": args.pointwise,
-                         "constants": args.constants})
+        manifest.append({"model": name, "dtype": dtype, "unsplit": args.unsplit, "fused": args.fused, "constants": args.constants})
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
@@ -325,9 +330,9 @@ def run(args) -> None:
 
 
 COLUMNS = ("eager", "inductor-default", "inductor-reduce-overhead", "inductor-reduce-overhead-fp32", "iree", "iree-fused", "schedc-streams",
-           "schedc-graphs-unsplit", "schedc-graphs-fused", "schedc-graphs-fused-noswap", "schedc-graphs-pointwise", "schedc-graphs-constants",
+           "schedc-graphs-unsplit", "schedc-graphs-fused", "schedc-graphs-fused-noswap", "schedc-graphs-constants",
            "schedc-graphs")
-HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "iree fus", "streams", "unsplit", "fused", "fus nosw", "pointw", "constant", "graphs")
+HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "iree fus", "streams", "unsplit", "fused", "fus nosw", "constant", "graphs")
 
 
 def _table_row(label: str, rows: dict) -> str:
@@ -478,8 +483,7 @@ def main() -> int:
         if command == "prepare":
             p.add_argument("--unsplit", action="store_true", help="also the replayed module without split-k (its parts forced to 1)")
             p.add_argument("--fused", action="store_true", help="also the replayed module with IREE's aggressive fusion and generic matmuls")
-            p.add_argument("--pointwise", action="store_true", help="also the replayed module with f16 1x1 convolutions split (split-k's pointwise)")
-            p.add_argument("--constants", default="", metavar="NAME=VALUE,...",
+            p.add_argument("--constants", default="", metavar="NAME=VALUE;...",
                            help="also the replayed module compiled with these kernel_config constants (e.g. before a fit)")
     r = sub.add_parser("run")
     r.add_argument("folder")

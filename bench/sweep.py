@@ -10,8 +10,8 @@ own, so every layer is one dispatch that `schedc tune prepare` can measure alone
     python bench/sweep.py prepare TUNE_DIR MODEL.mlir... [--candidates N] [--grid-picks]   # tune prepare
                                          # that also measures every config the fits' grids could pick
     python bench/sweep.py fit TUNE_DIR   # fit the GPU cost model on tune prepare + bench results
-    python bench/sweep.py fit-mma TUNE_DIR...   # the tensor-core model's constants (f16, bf16)
-    python bench/sweep.py judge-mma TUNE_DIR... # the tensor-core model's picks on other folders
+    python bench/sweep.py fit-mma TUNE_DIR...   # the tensor-core model's constants per class (f16, bf16)
+    python bench/sweep.py judge-mma TUNE_DIR... # the tensor-core model's picks on other folders, per class
     python bench/sweep.py fit-matvec TUNE_DIR...   # kernel_config.matvec's table from the matvecs' measurements
     python bench/sweep.py judge TUNE_DIR # the current picks (f32 implicit GEMMs, rows-form 1x1
                                          # convolutions) on a tune folder, e.g. a held-out one
@@ -381,8 +381,10 @@ def fit(folder: str) -> None:
     from schedc.decisions import kernel_config as kc
 
     kernels = _measured(folder)
-    others = [k for k in kernels if not _is_igemm_f32(k[0]) and not kc.is_matvec(k[0])]  # matvecs: fit_matvec
-    names = ("SM_LANES", "SM_LOADS", "UNPROMOTED_READS", "SIMT_STEP_CYCLES", "SM_MMA_FMAS", "SM_STEP_CYCLES")
+    # matvecs: fit_matvec; tensor-core configs: fit_mma
+    others = [(sig, simt) for sig, measured in kernels if not _is_igemm_f32(sig) and not kc.is_matvec(sig)
+              for simt in [[(c, t) for c, t in measured if not c.mma]] if len(simt) >= 2]
+    names = ("SM_LANES", "SM_LOADS", "UNPROMOTED_READS", "SIMT_STEP_CYCLES")
 
     def share(rates) -> float:
         def work():
@@ -395,7 +397,7 @@ def fit(folder: str) -> None:
 
     if others:
         original = tuple(getattr(kc, name) for name in names)
-        grid = itertools.product((128,), (16, 32, 64), (1, 2, 4), (0, 200, 800, 3200, 12800), (256, 512, 1024, 2048), (0, 20, 80, 320, 1280))
+        grid = itertools.product((128,), (16, 32, 64), (1, 2, 4), (0, 200, 800, 3200, 12800))
         best = max(grid, key=lambda rates: (share(rates), rates == original, tuple(-r for r in rates)))
         print(f"{len(others)} measured dispatches; within 1.25x of the fastest: {share(original):.0%} with "
               f"{dict(zip(names, original))}; {share(best):.0%} with {dict(zip(names, best))}")
@@ -414,9 +416,8 @@ def fit(folder: str) -> None:
                   f"for {good} of {len(igemms)} ({unmeasured} picks not measured)")
 
 
-# The grid `fit-mma` searches for the tensor-core model's constants (kernel_config.SM_MMA_FMAS,
-# SM_STEP_CYCLES, MMA_STAGE_BUDGET, MMA_STAGE_CYCLES).
-MMA_NAMES = ("SM_MMA_FMAS", "SM_STEP_CYCLES", "MMA_STAGE_BUDGET", "MMA_STAGE_CYCLES")
+# The grid `fit-mma` searches for each class's tensor-core constants (kernel_config.MMA_CONSTANTS:
+# multiply-adds a cycle, cycles a K step, the stage budget and the cycles an element past it).
 MMA_GRID = ((128, 256, 512, 1024), (0, 80, 320, 1280), (16, 24, 32, 48, 64, 1 << 20), (0, 10, 40, 160, 640))
 
 
@@ -450,46 +451,50 @@ def _mma_pick_share(kernels, values: tuple) -> tuple[float, float]:
     return good / max(len(kernels), 1), math.exp(logs / max(len(kernels), 1))
 
 
-def _mma_kernels(folders: list[str]) -> list:
-    """(signature, [(tensor-core config, us)...], their terms) of the folders' dispatches with
-    2+ measured, the configs in label order (the estimate's tie-break)."""
-    kernels = []
+def _mma_kernels(folders: list[str]) -> dict:
+    """Per class (kernel_config.mma_class): (signature, [(tensor-core config, us)...], their
+    terms) of the folders' dispatches with 2+ of that class measured, the configs in label
+    order (the estimate's tie-break)."""
+    from schedc.decisions import kernel_config as kc
+
+    classes: dict[str, list] = {}
     for folder in folders:
         for sig, measured in _measured(folder):
-            mma = sorted(((c, t) for c, t in measured if c.mma), key=lambda m: m[0].label())
-            if len(mma) >= 2:
-                kernels.append((sig, mma, [_mma_terms(sig, c) for c, _ in mma]))
-    return kernels
+            for name in kc.MMA_CONSTANTS:
+                mma = sorted(((c, t) for c, t in measured if c.mma and kc.mma_class(sig, c) == name), key=lambda m: m[0].label())
+                if len(mma) >= 2:
+                    classes.setdefault(name, []).append((sig, mma, [_mma_terms(sig, c) for c, _ in mma]))
+    return classes
 
 
 def fit_mma(folders: list[str]) -> None:
-    """Grid search (MMA_GRID, fixed: bounded by work) of the tensor-core model's constants on
-    the folders' measurements: the most dispatches whose estimated-best measured config is
-    within 1.25x of the fastest, then the lowest geometric mean of pick / fastest. Prints the
-    current constants' figures and the fit's."""
+    """Per class, a grid search (MMA_GRID, fixed: bounded by work) of the tensor-core model's
+    constants on the folders' measurements: the most dispatches whose estimated-best measured
+    config is within 1.25x of the fastest, then the lowest geometric mean of pick / fastest.
+    Prints each class's figures with the current constants and the fit's."""
     import itertools
 
     from schedc.decisions import kernel_config as kc
 
-    kernels = _mma_kernels(folders)
-    original = tuple(getattr(kc, name) for name in MMA_NAMES)
-    scored = {values: _mma_pick_share(kernels, values) for values in itertools.product(*MMA_GRID)}
-    scored.setdefault(original, _mma_pick_share(kernels, original))
-    best = max(scored, key=lambda v: (scored[v][0], -scored[v][1], v == original))
-    for label, values in (("current", original), ("fitted", best)):
-        share, mean = scored[values]
-        print(f"{len(kernels)} tensor-core dispatches, {label} {dict(zip(MMA_NAMES, values))}: the pick within 1.25x of "
-              f"the fastest measured for {share:.0%}, geometric mean pick / fastest {mean:.3f}")
+    for name, kernels in _mma_kernels(folders).items():
+        original = kc.MMA_CONSTANTS[name]
+        scored = {values: _mma_pick_share(kernels, values) for values in itertools.product(*MMA_GRID)}
+        scored.setdefault(original, _mma_pick_share(kernels, original))
+        best = max(scored, key=lambda v: (scored[v][0], -scored[v][1], v == original))
+        for label, values in (("current", original), ("fitted", best)):
+            share, mean = scored[values]
+            print(f"{name}, {len(kernels)} dispatches, {label} {values}: the pick within 1.25x of the fastest measured "
+                  f"for {share:.0%}, geometric mean pick / fastest {mean:.3f}")
 
 
 def judge_mma(folders: list[str]) -> None:
-    """The current tensor-core constants on the folders (e.g. held-out ones): as fit_mma reports."""
+    """The current tensor-core constants on the folders (e.g. held-out ones), per class."""
     from schedc.decisions import kernel_config as kc
 
-    values = tuple(getattr(kc, name) for name in MMA_NAMES)
-    share, mean = _mma_pick_share(_mma_kernels(folders), values)
-    print(f"{len(_mma_kernels(folders))} tensor-core dispatches, {dict(zip(MMA_NAMES, values))}: the pick within 1.25x of "
-          f"the fastest measured for {share:.0%}, geometric mean pick / fastest {mean:.3f}")
+    for name, kernels in _mma_kernels(folders).items():
+        share, mean = _mma_pick_share(kernels, kc.MMA_CONSTANTS[name])
+        print(f"{name}, {len(kernels)} dispatches, {kc.MMA_CONSTANTS[name]}: the pick within 1.25x of the fastest measured "
+              f"for {share:.0%}, geometric mean pick / fastest {mean:.3f}")
 
 
 def mma_grid_picks(sig) -> list:

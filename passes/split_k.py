@@ -24,9 +24,8 @@ from schedc.passes.base import PassInfo
 @dataclass(frozen=True)
 class Options:
     parts: int = 0  # every convolution it can split in this many parts, on any target; 0: chosen per convolution (cuda)
-    # f16 1x1 convolutions too, when parts are chosen: faster, but a whole MobileNetV2 came out
-    # wrong with them split on an H100 (schedc.decisions.split_k); check its numerics first.
-    pointwise: bool = False
+    # f16 1x1 convolutions too, when parts are chosen (schedc.decisions.split_k); false: whole
+    pointwise: bool = True
     # Weight gradients (a window larger than the output) over their window's rows, when parts
     # are chosen (schedc.decisions.split_k.window_parts): the bench CNN's training step 0.936x
     # the time with them on an H100 (bench/remat_gpu.py) ...

@@ -676,14 +676,15 @@ func.func @f(%upd: tensor<768xf32>, %idx: tensor<768x1xi64>, %dst: tensor<4096xf
 
 def test_the_tensor_core_estimate_charges_what_a_thread_stages_past_its_budget():
     # A synthetic sweep shape (bench/split_k.py's FIT_POINTWISE: 1280 -> 192 channels at 5x5):
-    # K steps of 128 with one or two subgroups stage 64-128 elements a thread a step, and ran
-    # 2x slower than steps of 32 on the sweep's f16 1x1 convolutions (bench/sweep.py fit-mma).
+    # K steps of 128 with one or two subgroups stage 64-128 elements a thread a step, and ran up
+    # to 2x slower than steps of 32 on the sweep's f16 1x1 convolutions (bench/sweep.py fit-mma).
     sig = dataclasses.replace(conv1x1(192, 25, 1280), element_type="f16", result_type="f32")
     wide = next(c for c in candidate_configs(sig, limit=1000) if c.reduction[2] == 8 and c.subgroups <= 2)
     terms = kc.mma_terms(sig, wide, contraction_roles(sig)[1:])
-    assert terms[4] > kc.MMA_STAGE_BUDGET
-    assert kc.estimate(sig, wide) > kc.mma_cost(terms, kc.SM_MMA_FMAS, kc.SM_STEP_CYCLES, kc.MMA_STAGE_BUDGET, 0)
-    assert heuristic_config(sig).reduction[2] <= 4
+    fmas, step, budget, _ = kc.MMA_CONSTANTS[kc.mma_class(sig, wide)]
+    assert kc.mma_class(sig, wide) == "1x1 convolution" and terms[4] > budget
+    assert kc.estimate(sig, wide) > kc.mma_cost(terms, fmas, step, budget, 0)
+    assert kc.mma_terms(sig, heuristic_config(sig), contraction_roles(sig)[1:])[4] <= budget
 
 
 def test_a_split_convolution_s_k_steps_divide_its_part():

@@ -99,13 +99,16 @@ def test_the_cuda_compile_splits_a_deep_convolution_and_configures_its_parts():
     assert any(k["kind"] == "reduction" and k["signature"].endswith(f"x{split['parts']} f32") for k in kernels)
 
 
-def test_the_cuda_compile_splits_an_f16_projection_when_asked_and_swaps_its_parts_inputs():
+def test_the_cuda_compile_splits_an_f16_projection_and_swaps_its_parts_inputs():
     torch.manual_seed(0)
     model = nn.Sequential(nn.Conv2d(960, 160, 1), nn.ReLU()).eval().half()
     mlir = schedc.import_torch(model, torch.randn(1, 960, 7, 7, dtype=torch.float16))
-    assert compile_with_options(mlir, CompileOptions(target="cuda", emit="flow")).records["split-k"]["module"]["split"] == []
-    result = compile_with_options(mlir, CompileOptions(target="cuda", passes="split-k{pointwise=true},memory-order,arena-plan"))
+    whole = CompileOptions(target="cuda", emit="flow", passes="split-k{pointwise=false},memory-order,arena-plan")
+    assert compile_with_options(mlir, whole).records["split-k"]["module"]["split"] == []
+    result = compile_with_options(mlir, CompileOptions(target="cuda"))
     assert [s["parts"] for s in result.records["split-k"]["module"]["split"]] == [4]
+    configs = [k["config"] for k in result.records["kernel-config"]["module"]["kernels"] if k["signature"].startswith("matmul_like 4x160x49x240")]
+    assert configs and all(" k 3 " in c or " k 5 " in c for c in configs)  # K steps of 48 or 80: each divides a part's 240
     swapped = result.records["mma-operands"]["module"]["swapped"]
     assert len(swapped) == 1 and "matmul_like_4x160x49x240" in swapped[0]  # the parts' batch of contractions
 

@@ -21,13 +21,11 @@ input channels. Only convolutions like those measured are split:
 - with a window: at least MIN_OUT_CHANNELS output channels and MIN_WORK multiply-adds;
 - 1x1 in f16 (a bottleneck's projection: few pixels, many input channels), up to
   POINTWISE_SPLIT_OUTPUTS, of stride 1, at least POINTWISE_MIN_CHANNELS input channels,
-  MIN_OUT_CHANNELS output channels and POINTWISE_MIN_WORK multiply-adds, only when asked
-  (`pointwise_f16`, split-k's `pointwise` option). Each such layer alone matched torch split,
-  but the whole held-out MobileNetV2 in f16 did not: on an H100 its output was 1.0 off the
-  model in f64 (relative max) with its nine 1x1 convolutions split, 0.36 with them whole, as
-  IREE alone's and torch eager's f16 (0.34); the same split is right on the CPU (5.8e-5 from
-  the whole one in f32) and SqueezeNet's two were right on the GPU, so the fault is in the CUDA
-  code of some split shape, not yet found (bench/README.md, "Numerics against the model in f64"). (f32 1x1
+  MIN_OUT_CHANNELS output channels and POINTWISE_MIN_WORK multiply-adds (`pointwise_f16`,
+  split-k's `pointwise` option, on by default). Until the fifteenth session a whole held-out
+  MobileNetV2 came out wrong with them split (1.0 off the model in f64, against 0.36 whole):
+  one part's config stepped past its 48 input channels (kernel_config's K steps of a batched
+  contraction now divide its K), and split it is as close to f64 as whole. (f32 1x1
   convolutions stay whole: split, MobileNetV2's held-out projections ran up to 1.5x slower.)
 """
 

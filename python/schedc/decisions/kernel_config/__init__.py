@@ -700,20 +700,32 @@ def _map_dims(text: str) -> set[int] | None:
     return {sums[0][0] for sums in terms}
 
 
-# Tensor-core rates of one SM, for ranking: multiply-adds per cycle of sm_80's mma.sync, a K
-# step's barrier and shared-memory handoff, and, since a K step's operand tiles go through each
-# thread's registers on their way to shared memory, what each element a thread stages a step
-# past MMA_STAGE_BUDGET costs (register pressure, and a padded tile's masked loads one after
-# the other: MobileNetV2's 960 -> 160 projection ran 2.3x slower in K steps of 128 than of 32).
-# Fitted by `python bench/sweep.py fit-mma` on the synthetic sweep's f16 1x1 convolutions,
-# expansions, matmuls and odd-row matmuls (35 dispatches, 3,439 configs, H100): the
-# estimate's pick within 1.25x of the fastest measured for 66% of them (51% with the constants
-# before, 256 / 320 and no staging term); judged on the held-out suite's 112 f16 tensor-core
-# dispatches, never fitted on: 94% (84% before) (bench/README.md, "A staging term").
-SM_MMA_FMAS = 128
-SM_STEP_CYCLES = 80
-MMA_STAGE_BUDGET = 24
-MMA_STAGE_CYCLES = 10
+# The tensor-core estimate's constants per class of contraction (`mma_class`): multiply-adds
+# per cycle of an SM's mma.sync, a K step's barrier and shared-memory handoff, and, since a K
+# step's operand tiles go through each thread's registers on their way to shared memory, what
+# each element a thread stages a step past a budget costs (register pressure, and a padded
+# tile's masked loads one after the other: MobileNetV2's 960 -> 160 projection ran 2.3x slower
+# in K steps of 128 than of 32, H100).
+# - implicit GEMMs (window convolutions): 256 / 320 and no staging term, fitted by `python
+#   bench/sweep.py fit` on the first synthetic sweep (windows 1-7, f32 and f16, H200);
+# - matmuls and 1x1 convolutions: fitted by `python bench/sweep.py fit-mma` on the synthetic
+#   sweep's f16 matmuls and odd-row matmuls (20 dispatches) and 1x1 convolutions and expansions
+#   (15), 3,439 configs on an H100: the estimate's pick within 1.25x of the fastest measured
+#   for 85% and 73% of them (55% and 47% with the implicit GEMMs' constants); judged on the
+#   held-out suite's 40 and 48 such f16 dispatches, never fitted on, geometric mean of pick /
+#   fastest 1.155 -> 1.112 and 1.199 -> 1.109 (bench/README.md, "The tensor-core estimate per class").
+MMA_CONSTANTS = {  # class -> (multiply-adds a cycle, cycles a K step, stage budget, cycles an element past it)
+    "implicit GEMM": (256, 320, 1 << 20, 0),
+    "matmul": (128, 80, 24, 10),
+    "1x1 convolution": (128, 80, 48, 10),
+}
+
+
+def mma_class(sig: KernelSignature, config: KernelConfig) -> str:
+    """Which of MMA_CONSTANTS a tensor-core config is estimated with."""
+    if config.igemm:
+        return "implicit GEMM"
+    return "matmul" if sig.kind in ("matmul", "batch_matmul") else "1x1 convolution"
 
 
 def _mma_candidates(sig: KernelSignature, limit: int, igemm: bool = False) -> list[KernelConfig]:
@@ -808,7 +820,7 @@ def _mma_score(sig: KernelSignature, config: KernelConfig, loops: tuple[int, int
     them one after the other; each does its tile's multiply-adds at the SM's tensor-core rate
     (a workgroup of fewer than 4 subgroups leaves the SM's other schedulers idle), loads its
     operand tiles once per K step, and stages each step's tiles through its threads' registers."""
-    return mma_cost(mma_terms(sig, config, loops, sms), SM_MMA_FMAS, SM_STEP_CYCLES, MMA_STAGE_BUDGET, MMA_STAGE_CYCLES)
+    return mma_cost(mma_terms(sig, config, loops, sms), *MMA_CONSTANTS[mma_class(sig, config)])
 
 
 def mma_terms(sig: KernelSignature, config: KernelConfig, loops: tuple[int, int, int], sms: int = 132) -> tuple[float, ...]:
