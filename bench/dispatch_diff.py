@@ -1,18 +1,20 @@
 """Which dispatch of a CUDA module computes wrong: every dispatch's outputs on the GPU against the
 same dispatch on the host CPU.
 
-    python bench/dispatch_diff.py prepare DIR [--models llama,bert] [--dtypes f16] [--fused] [--variants cpu,cuda]   # here
+    python bench/dispatch_diff.py prepare DIR [--models llama,bert] [--dtypes f16] [--fused] [--variants cpu-split,cuda]   # here
     python bench/dispatch_diff.py run DIR                                                      # GPU machine
 
 `prepare` compiles each held-out model (bench/heldout.py, its weights inside the module) with
 IREE's `--iree-flow-trace-dispatch-tensors`, which makes every dispatch print its inputs and
-outputs when it runs: once for the host CPU with IREE's own code generation (`cpu`, the
-reference: `--no-tuning`, so no schedc code-generation pass changes the dispatches), and for
-cuda as `cuda` (schedc's default pipeline), `cuda-noswap` (mma-operands swapping nothing),
-`cuda-iree` (IREE's own kernel configs) and `cuda-iree-noswap`; `cuda-pointwise` splits f16 1x1
-convolutions as well, against `cpu-pointwise`, the host module with the same splits. `--fused` adds IREE's aggressive
-fusion and generic matmuls (`generalization.FUSION_FLAGS`) to every module. The model's inputs
-go beside them as .npy files.
+outputs when it runs: for the host CPU with IREE's own code generation (`--no-tuning`, so no
+schedc code-generation pass changes the dispatches) as `cpu`, and as `cpu-split` with the
+convolutions split as split-k splits them for cuda (the references); and for cuda as `cuda`
+(schedc's default pipeline), `cuda-noswap` (mma-operands swapping nothing), `cuda-noarena`
+(without schedc's arena), `cuda-iree-split` (split-k's splits, IREE's own kernel configs),
+`cuda-iree` and `cuda-iree-noswap` (IREE's own configs, nothing split). A cuda module is
+compared with the host module that has its splits. `--fused` adds IREE's aggressive fusion and
+generic matmuls (`generalization.FUSION_FLAGS`) to every module. The model's inputs go beside
+them as .npy files.
 
 `run`, on a machine with a CUDA GPU and IREE's runtime tools (`iree-run-module`), runs each
 module and pairs every dispatch's outputs with the reference's (by the dispatch's name and its
@@ -42,21 +44,21 @@ NOSWAP = "mma-operands{swap=false},memory-order,arena-plan"
 PORTABLE_CPU = "x86-64-v3"
 VARIANTS = {  # module -> (schedc.compile keywords, IREE device)
     "cpu": ({"target": "llvm-cpu", "cpu": PORTABLE_CPU, "tuning": False}, "local-task"),
-    # f16 1x1 convolutions split as well (split-k{pointwise=true}), on the host with the same
-    # splits: `cuda-pointwise` is compared with `cpu-pointwise` (REFERENCES).
-    "cpu-pointwise": ({"target": "llvm-cpu", "cpu": PORTABLE_CPU, "tuning": False, "passes": "split-k{pointwise=true anywhere=true}"}, "local-task"),
-    "cuda-pointwise": ({"target": "cuda", "passes": "split-k{pointwise=true},memory-order,arena-plan"}, "cuda"),
-    # ... and the same splits without schedc's arena (IREE's own buffers), with IREE's own kernel
-    # configs, and with mma-operands swapping nothing: which of them a wrong split dispatch needs
-    "cuda-pointwise-noarena": ({"target": "cuda", "passes": "split-k{pointwise=true}"}, "cuda"),
-    "cuda-pointwise-iree": ({"target": "cuda", "tuning": False, "passes": "split-k{pointwise=true},memory-order,arena-plan"}, "cuda"),
-    "cuda-pointwise-noswap": ({"target": "cuda", "passes": "split-k{pointwise=true}," + NOSWAP}, "cuda"),
+    # the host module with cuda's splits (split-k chooses them as for cuda), for the cuda
+    # modules that split (REFERENCES)
+    "cpu-split": ({"target": "llvm-cpu", "cpu": PORTABLE_CPU, "tuning": False, "passes": "split-k{anywhere=true}"}, "local-task"),
     "cuda": ({"target": "cuda"}, "cuda"),
     "cuda-noswap": ({"target": "cuda", "passes": NOSWAP}, "cuda"),
+    # the splits without schedc's arena (IREE's own buffers), and with IREE's own kernel configs:
+    # which of them a wrong split dispatch needs (MobileNetV2's f16 1x1 splits, fifteenth session)
+    "cuda-noarena": ({"target": "cuda", "passes": "split-k"}, "cuda"),
+    "cuda-iree-split": ({"target": "cuda", "tuning": False, "passes": "split-k,memory-order,arena-plan"}, "cuda"),
     "cuda-iree": ({"target": "cuda", "tuning": False}, "cuda"),
     "cuda-iree-noswap": ({"target": "cuda", "tuning": False, "passes": NOSWAP}, "cuda"),
 }
-REFERENCES = {name: "cpu-pointwise" for name in VARIANTS if name.startswith("cuda-pointwise")}  # the host module a cuda one is compared with, if not `cpu`
+# the host module a cuda one is compared with, if not `cpu`: those that split (split-k runs on cuda
+# unless --no-tuning leaves it out and no pass list names it)
+REFERENCES = {name: "cpu-split" for name in ("cuda", "cuda-noswap", "cuda-noarena", "cuda-iree-split")}
 HEADER = re.compile(r"^=== (.+) (inputs|outputs) ===$")
 
 
