@@ -120,21 +120,6 @@ def _constants(text: str) -> dict:
     return values
 
 
-def _compile_with_constants(values: dict, **keywords) -> None:
-    """schedc.compile with kernel_config's constants set to `values`, then restored."""
-    import schedc
-    from schedc.decisions import kernel_config as kc
-
-    saved = {name: getattr(kc, name) for name in values}
-    try:
-        for name, value in values.items():
-            setattr(kc, name, value)
-        schedc.compile(**keywords)
-    finally:
-        for name, value in saved.items():
-            setattr(kc, name, value)
-
-
 def heldout():
     import heldout as models  # noqa: E402  (bench/heldout.py)
 
@@ -195,6 +180,7 @@ def coverage(args) -> None:
 
 def prepare(args) -> None:
     import schedc
+    from sweep import _with_constants
 
     folder = Path(args.folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -207,8 +193,9 @@ def prepare(args) -> None:
         constants = _constants(args.constants)
         for variant, (keywords, _) in {**VARIANTS, **_extra_variants(args.unsplit, args.fused, bool(constants))}.items():
             started = time.perf_counter()
-            _compile_with_constants(constants if variant in CONSTANTS else {}, source=mlir, target="cuda",
-                                    output=str(folder / f"{stem}.{variant}.vmfb"), **keywords)
+            chosen = constants if variant in CONSTANTS else {}
+            _with_constants(tuple(chosen), tuple(chosen.values()), lambda: schedc.compile(
+                mlir, target="cuda", output=str(folder / f"{stem}.{variant}.vmfb"), **keywords))
             print(f"{stem}.{variant}: compiled in {time.perf_counter() - started:.1f} s", flush=True)
         manifest.append({"model": name, "dtype": dtype, "unsplit": args.unsplit, "fused": args.fused, "constants": args.constants})
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
