@@ -825,7 +825,7 @@ def _mma_score(sig: KernelSignature, config: KernelConfig, loops: tuple[int, int
 
 def mma_terms(sig: KernelSignature, config: KernelConfig, loops: tuple[int, int, int], sms: int = 132) -> tuple[float, ...]:
     """What `_mma_score` weighs, apart from its constants: (workgroups on the busiest SM,
-    multiply-adds a workgroup at full occupancy, operand loads, K steps, elements staged per
+    a workgroup's multiply-adds over its occupancy, operand loads, K steps, elements staged per
     thread a step). bench/sweep.py's fit evaluates its grid of constants on these."""
     m, n, k = loops
     per_sm = math.ceil(workgroup_count(sig, config) / sms)
