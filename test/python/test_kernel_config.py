@@ -185,13 +185,17 @@ def test_database_errors_name_the_file(tmp_path):
 
 
 def test_builtin_database_loads():
-    from schedc.decisions.kernel_config import BUILTIN_DATABASES
+    from schedc.decisions.kernel_config import BUILTIN_DATABASES, default_database
 
+    loaded = []
     for path in BUILTIN_DATABASES.glob("*.json"):
         if path.name.startswith("cpu-"):
             continue  # CPU op times: test_cpu_config.py
         db = KernelDatabase.load(path)
         assert db.entries and all(math.isfinite(e.time_us) for e in db.entries.values())
+        loaded.append(path.name)
+    assert "cuda-h200-sm_80.json" in loaded  # the folder the package ships (it moved once unnoticed)
+    assert default_database("cuda", "sm_80") is not None
 
 
 def _kernel(configs):

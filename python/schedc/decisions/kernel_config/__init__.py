@@ -1245,7 +1245,7 @@ class KernelDatabase:
                               f"this compile is for {target} {arch}")
 
 
-BUILTIN_DATABASES = Path(__file__).parents[1] / "kernel_db"
+BUILTIN_DATABASES = Path(__file__).resolve().parents[2] / "kernel_db"  # python/schedc/kernel_db
 
 
 def default_database(target: str, arch: str) -> KernelDatabase | None:
