@@ -142,3 +142,13 @@ def test_a_whole_compile_is_byte_identical_on_a_busy_machine(tmp_path):
     with busy_cpus():
         busy = compile_with_options(mlir, options).output
     assert idle == busy
+
+
+def test_a_bench_model_s_cuda_compile_takes_its_kernels_from_the_built_in_database():
+    # The database holds the bench suite's measured kernels: a cuda compile of one of its models
+    # finds them (it found none while the package's database folder was mislocated).
+    model, args = bench_models.SUITE["plain_cnn"]()
+    mlir = schedc.import_torch(model, *args)
+    result = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow"))
+    kernels = result.records["kernel-config"]["module"]
+    assert kernels["database"] and any(k["source"] == "database" for k in kernels["kernels"])
