@@ -14,6 +14,7 @@ from schedc.passes.kernel_config import PASS as KERNEL_CONFIG
 from schedc.passes.memory_order import PASS as MEMORY_ORDER
 from schedc.passes.mma_operands import PASS as MMA_OPERANDS
 from schedc.passes.overlap_fills import PASS as OVERLAP_FILLS
+from schedc.passes.padded_producers import PASS as PADDED_PRODUCERS
 from schedc.passes.reduction_config import PASS as REDUCTION_CONFIG
 from schedc.passes.print_kernel_graph import PASS as PRINT_KERNEL_GRAPH
 from schedc.passes.remat import PASS as REMAT
@@ -24,7 +25,7 @@ from schedc.passes.stream_schedule import PASS as STREAM_SCHEDULE
 from schedc.passes.stream_waves import PASS as STREAM_WAVES
 
 REGISTRY: dict[str, PassInfo] = {
-    p.name: p for p in (PRINT_KERNEL_GRAPH, CPU_CONFIG, SPLIT_K, SPLIT_CONCAT, MMA_OPERANDS, KERNEL_CONFIG, REDUCTION_CONFIG, MEMORY_ORDER, REMAT, STREAM_SCHEDULE, STREAM_WAVES, ARENA_PLAN, OVERLAP_FILLS, STATIC_REPLAY)
+    p.name: p for p in (PRINT_KERNEL_GRAPH, CPU_CONFIG, SPLIT_K, SPLIT_CONCAT, PADDED_PRODUCERS, MMA_OPERANDS, KERNEL_CONFIG, REDUCTION_CONFIG, MEMORY_ORDER, REMAT, STREAM_SCHEDULE, STREAM_WAVES, ARENA_PLAN, OVERLAP_FILLS, STATIC_REPLAY)
 }
 
 # What `schedc` runs when the user names no pipeline. Each pass runs in its phase: memory-order

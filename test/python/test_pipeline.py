@@ -37,7 +37,7 @@ def test_empty_pipeline_is_no_passes():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("nope", "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, mma-operands, overlap-fills, p, print-kernel-graph"),
+        ("nope", "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, mma-operands, overlap-fills, p, padded-producers, print-kernel-graph"),
         ("p{depth=1}", "pass 'p' has no option 'depth'; its options: limit, strategy, strict"),
         ("p{limit=many}", "expected int, got 'many'"),
         ("p{strict=maybe}", "expected true or false"),
@@ -75,6 +75,7 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
         "cpu-config": "input",
         "split-k": "input",
         "split-concat": "preprocessing",
+        "padded-producers": "preprocessing",
         "mma-operands": "flow",
         "kernel-config": "flow",
         "memory-order": "flow",
@@ -89,5 +90,5 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
     with pytest.raises(PipelineError) as info:
         parse_pipeline("nope", REGISTRY)
     assert str(info.value) == (
-        "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, mma-operands, overlap-fills, print-kernel-graph, reduction-config, remat, split-concat, split-k, static-replay, stream-schedule, stream-waves"
+        "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, mma-operands, overlap-fills, padded-producers, print-kernel-graph, reduction-config, remat, split-concat, split-k, static-replay, stream-schedule, stream-waves"
     )

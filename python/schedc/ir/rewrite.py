@@ -17,9 +17,19 @@ def inline_in_place(op: ir.Operation, function, arguments: list[ir.Value] | None
     """Replaces `op` by a copy of `function`'s body, whose arguments are `arguments` (default:
     `op`'s operands) and whose returned values replace `op`'s results (the values its ops'
     regions capture too); `op` is erased."""
+    returned = inline_values(function, list(op.operands) if arguments is None else arguments, before=op)
+    for result, value in zip(op.results, returned):
+        result.replace_all_uses_with(value)
+    op.erase()
+
+
+def inline_values(function, arguments: list[ir.Value], before: ir.Operation | None = None,
+                  after: ir.Operation | None = None) -> list[ir.Value]:
+    """Copies `function`'s body, whose arguments are `arguments`, in front of `before` (or
+    right after `after`) and returns the copies of the values it returns."""
     block = function.regions[0].blocks[0]
     body = list(block.operations)
-    mapped: list[tuple[ir.Value, ir.Value]] = list(zip(block.arguments, op.operands if arguments is None else arguments))
+    mapped: list[tuple[ir.Value, ir.Value]] = list(zip(block.arguments, arguments))
 
     def lookup(value: ir.Value) -> ir.Value:
         for old, new in mapped:
@@ -39,13 +49,12 @@ def inline_in_place(op: ir.Operation, function, arguments: list[ir.Value] | None
                                 nested.operands[i] = new
                     remap_captures(nested)
 
-    with ir.InsertionPoint(op):
+    place = ir.InsertionPoint(before) if before is not None else ir.InsertionPoint.after(after)
+    with place:
         for inner in body[:-1]:
             clone = inner.clone()
             for i, operand in enumerate(inner.operands):
                 clone.operands[i] = lookup(operand)
             remap_captures(clone)
             mapped += list(zip(inner.results, clone.results))
-    for result, returned in zip(op.results, body[-1].operands):
-        result.replace_all_uses_with(lookup(returned))
-    op.erase()
+    return [lookup(value) for value in body[-1].operands]
