@@ -1,11 +1,11 @@
 """Speed on models nobody tuned for: the held-out suite (bench/heldout.py), f32 and f16.
 
     python bench/generalization.py coverage [--models a,b] [--dtypes f32,f16]
-    python bench/generalization.py prepare DIR [--models a,b] [--dtypes f32,f16] [--constants "N=V;..."]   # here
+    python bench/generalization.py prepare DIR [--models a,b] [--dtypes f32,f16] [--constants "N=V;..."] [--copies]   # here
     python bench/generalization.py run DIR [--repeats 200] [--warm-jobs 4] [--models a,b] [--no-inductor]   # CUDA machine
     python bench/generalization.py import DIR [--models a,b] [--dtypes f32]      # MLIR for tune prepare
     python bench/generalization.py dispatches TUNE_DIR...   # after schedc tune prepare + bench
-    python bench/generalization.py profile DIR [--models a,b] [--dtypes f16]      # CUDA machine, with ncu
+    python bench/generalization.py profile DIR [--models a,b] [--dtypes f16] [--no-reference]      # CUDA machine, with ncu
 
 `coverage` compiles each model for cuda and prints, per model and dtype, the share of its
 contraction work (the iterations of every matmul's and convolution's root op) whose config came
@@ -19,8 +19,9 @@ read 0%.
 with `--unsplit` also the replayed module without split-k, with `--fused` also the replayed one
 with IREE's aggressive fusion and generic matmuls (FUSION_FLAGS), the same with mma-operands
 swapping nothing, and IREE's own module with them, and with `--constants "NAME=VALUE;..."` the
-replayed one compiled with those kernel_config constants (a cost model's before a fit), each
-its own column.
+replayed one compiled with those kernel_config constants (a cost model's before a fit), and
+with `--copies` the replayed one with IREE's padding copies (padded-producers off), each its
+own column.
 `run`, on a machine with a CUDA GPU and iree-base-runtime (no compiler), rebuilds each model
 from bench/heldout.py (random weights), writes its weights as the modules' archive, and times
 at batch 1, in one process per execution mode (IREE reads the CUDA mode once per process):
@@ -87,15 +88,21 @@ FUSED = {"schedc-graphs-fused": ({"execution": "graphs", "iree_flags": FUSION_FL
 # `prepare --constants "NAME=VALUE;..."`: the replayed module compiled with these kernel_config
 # constants (e.g. a cost model's before a fit), beside the default in the same process.
 CONSTANTS = {"schedc-graphs-constants": ({"execution": "graphs"}, "graphs")}
+# `prepare --copies`: the replayed module with IREE's padding copies (padded-producers off), to
+# time what writing the padded buffers in their producers gives in the same process.
+# `profile` times the kernels of its stream-execution twin (Nsight Compute fails on IREE's graph launches).
+_NO_PADDED_PRODUCERS = "padded-producers{enabled=false},memory-order,arena-plan"
+COPIES = {"schedc-graphs-copies": ({"execution": "graphs", "passes": _NO_PADDED_PRODUCERS}, "graphs"),
+          "schedc-streams-copies": ({"execution": "streams", "passes": _NO_PADDED_PRODUCERS}, "streams")}
 
 
-def _extra_variants(unsplit: bool, fused: bool, constants: bool = False) -> dict:
-    return {**(UNSPLIT if unsplit else {}), **(FUSED if fused else {}), **(CONSTANTS if constants else {})}
+def _extra_variants(unsplit: bool, fused: bool, constants: bool = False, copies: bool = False) -> dict:
+    return {**(UNSPLIT if unsplit else {}), **(FUSED if fused else {}), **(CONSTANTS if constants else {}), **(COPIES if copies else {})}
 
 
 def _variants(folder: Path) -> dict:
     manifest = json.loads((folder / "manifest.json").read_text())
-    return {**VARIANTS, **_extra_variants(*(any(e.get(k) for e in manifest) for k in ("unsplit", "fused", "constants")))}
+    return {**VARIANTS, **_extra_variants(*(any(e.get(k) for e in manifest) for k in ("unsplit", "fused", "constants", "copies")))}
 
 
 def _constants(text: str) -> dict:
@@ -191,13 +198,14 @@ def prepare(args) -> None:
         mlir = weightless_mlir(name, dtype)
         stem = f"{name}.{dtype}"
         constants = _constants(args.constants)
-        for variant, (keywords, _) in {**VARIANTS, **_extra_variants(args.unsplit, args.fused, bool(constants))}.items():
+        for variant, (keywords, _) in {**VARIANTS, **_extra_variants(args.unsplit, args.fused, bool(constants), args.copies)}.items():
             started = time.perf_counter()
             chosen = constants if variant in CONSTANTS else {}
             _with_constants(tuple(chosen), tuple(chosen.values()), lambda: schedc.compile(
                 mlir, target="cuda", output=str(folder / f"{stem}.{variant}.vmfb"), **keywords))
             print(f"{stem}.{variant}: compiled in {time.perf_counter() - started:.1f} s", flush=True)
-        manifest.append({"model": name, "dtype": dtype, "unsplit": args.unsplit, "fused": args.fused, "constants": args.constants})
+        manifest.append({"model": name, "dtype": dtype, "unsplit": args.unsplit, "fused": args.fused, "constants": args.constants,
+                         "copies": args.copies})
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
@@ -318,8 +326,8 @@ def run(args) -> None:
 
 COLUMNS = ("eager", "inductor-default", "inductor-reduce-overhead", "inductor-reduce-overhead-fp32", "iree", "iree-fused", "schedc-streams",
            "schedc-graphs-unsplit", "schedc-graphs-fused", "schedc-graphs-fused-noswap", "schedc-graphs-constants",
-           "schedc-graphs")
-HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "iree fus", "streams", "unsplit", "fused", "fus nosw", "constant", "graphs")
+           "schedc-graphs-copies", "schedc-graphs")
+HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "iree fus", "streams", "unsplit", "fused", "fus nosw", "constant", "copies", "graphs")
 
 
 def _table_row(label: str, rows: dict) -> str:
@@ -388,7 +396,8 @@ def kernel_family(name: str) -> str:
 
 
 def profile(args) -> None:
-    """schedc's kernels per call against reduce-overhead's, under Nsight Compute."""
+    """schedc's kernels per call against reduce-overhead's (and, where `prepare --copies` made
+    it, the module with IREE's padding copies), under Nsight Compute."""
     folder = Path(args.folder)
     chosen = set(_selected(args.models, args.dtypes))
     for entry in json.loads((folder / "manifest.json").read_text()):
@@ -396,7 +405,9 @@ def profile(args) -> None:
         if (name, dtype) not in chosen:
             continue
         calls = {}
-        for who, extra in (("schedc", []), ("reduce-overhead", ["--profile-from-start", "off"])):
+        whom = [("schedc", [])] + ([("schedc-copies", [])] if entry.get("copies") else [])
+        whom += [] if args.no_reference else [("reduce-overhead", ["--profile-from-start", "off"])]
+        for who, extra in whom:
             log = folder / f"{name}.{dtype}.{who}.ncu.csv"
             command = ["ncu", "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv", *extra, "--log-file", str(log),
                        sys.executable, __file__, "profiled", str(folder), name, dtype, who]
@@ -425,8 +436,9 @@ def profiled(folder: Path, name: str, dtype: str, who: str) -> None:
 
     model, x, archive = _load(folder, name, dtype)
     with torch.no_grad():
-        if who == "schedc":
-            module = schedc.load(str(folder / f"{name}.{dtype}.schedc-streams.vmfb"), device="cuda", execution="streams", params=archive)
+        if who in ("schedc", "schedc-copies"):
+            variant = "schedc-streams" if who == "schedc" else "schedc-streams-copies"
+            module = schedc.load(str(folder / f"{name}.{dtype}.{variant}.vmfb"), device="cuda", execution="streams", params=archive)
 
             def call():
                 return module.forward(x)
@@ -470,6 +482,7 @@ def main() -> int:
         if command == "prepare":
             p.add_argument("--unsplit", action="store_true", help="also the replayed module without split-k (its parts forced to 1)")
             p.add_argument("--fused", action="store_true", help="also the replayed module with IREE's aggressive fusion and generic matmuls")
+            p.add_argument("--copies", action="store_true", help="also the replayed module with IREE's padding copies (padded-producers off)")
             p.add_argument("--constants", default="", metavar="NAME=VALUE;...",
                            help="also the replayed module compiled with these kernel_config constants (e.g. before a fit)")
     r = sub.add_parser("run")
@@ -483,6 +496,7 @@ def main() -> int:
     pr.add_argument("--models", help="comma-separated (default: the folder's)")
     pr.add_argument("--dtypes", default="f32,f16")
     pr.add_argument("--top", type=int, default=12, help="kernel families listed per run")
+    pr.add_argument("--no-reference", action="store_true", help="schedc's modules only (no reduce-overhead)")
     ps = sub.add_parser("profiled")  # one process of `profile`
     for name in ("folder", "name", "dtype", "who"):
         ps.add_argument(name)
