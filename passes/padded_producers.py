@@ -38,7 +38,7 @@ from iree.compiler import ir
 
 from schedc.decisions.padded_producers import PaddedSource, qualifies
 from schedc.ir.iree import function_name, function_ops, ops_named
-from schedc.ir.rewrite import inline_values
+from schedc.ir.rewrite import inline_values, tensor_type as _tensor
 from schedc.options import Phase
 from schedc.passes.base import PassInfo
 
@@ -111,10 +111,6 @@ def _in_order(map_: ir.AffineMap) -> bool:
     """An identity or a broadcast: loop dimensions only, in increasing order."""
     positions = [e.position if isinstance(e, ir.AffineDimExpr) else -1 for e in map_.results]
     return all(p >= 0 for p in positions) and positions == sorted(set(positions))
-
-
-def _tensor(shape, element) -> str:
-    return f"tensor<{'x'.join(str(d) for d in shape)}x{element}>"
 
 
 def _list(values) -> str:

@@ -6,6 +6,11 @@ from __future__ import annotations
 from iree.compiler import ir
 
 
+def tensor_type(shape, element) -> str:
+    """The MLIR text of a static tensor type, for the helper functions the rewrites parse."""
+    return f"tensor<{'x'.join(map(str, shape))}x{element}>"
+
+
 def append_functions(module: ir.Module, text: str, context: ir.Context) -> None:
     """Parses `text` and moves its functions into `module` (the caller's passes inline them)."""
     parsed = ir.Module.parse(text, context)  # kept alive while its ops move

@@ -19,11 +19,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from schedc.ir.rewrite import inline_in_place
-
-
-def _t(shape, element) -> str:
-    return f"tensor<{'x'.join(map(str, shape))}x{element}>"
+from schedc.ir.rewrite import inline_in_place, tensor_type as _t
 
 
 def split_conv(op: ir.Operation, parts: int) -> None:
