@@ -4,10 +4,10 @@ readers read its interior, so IREE needs no copy between the two.
 IREE makes a `tensor.pad` a fill and an `insert_slice`, and stores a kernel's result straight
 into the padded buffer only when the pad is its sole reader. A ResNet block's input is read by
 its first 3x3 convolution (padded) and by the residual sum, so IREE gives it a buffer of its own
-and a copy into the padded one: nine copies a call in ResNet-18 f16 on cuda, seven in ConvNeXt
-(a 7x7 depthwise convolution beside the residual), ten in SqueezeNet (a 1x1 expansion beside the
-padded 3x3). Before dispatch formation (IREE's global optimization has folded unit dimensions)
-the pass rewrites
+and a copy into the padded one: nine copies a call in ResNet-18 f16 on cuda (one left after the
+pass: the input image's), ten in SqueezeNet (a 1x1 expansion beside the padded 3x3; two left).
+Before dispatch formation (IREE's global optimization has folded unit dimensions) the pass
+rewrites
 
     %y = linalg.generic ... -> tensor<64x56x56xf16>
     %p = tensor.pad %y low[0, 1, 1] high[0, 1, 1] { tensor.yield %zero }
