@@ -26,17 +26,37 @@ IREE then stores the producer's dispatch into the padded buffer and folds the sl
 residual sum's load. The slice reads through the reshape because canonicalization folds a slice
 of the `insert_slice` itself back into `%y`, which would make `%y` a second reader again (and
 shifting the reader's indexing map by the padding instead crashes IREE 3.13's dispatch formation
-for a contraction, in `inferConvolutionDims`). Which sources qualify:
-`schedc.decisions.padded_producers`. The count per function goes to the report.
+for a contraction, in `inferConvolutionDims`).
+
+A concatenation that a pad alone reads (a SqueezeNet fire's output before its max pool) is the
+same copy one level up: IREE stores the pieces into the concatenation's buffer and copies all of
+it into the padded one. The pieces are inserted into the padded buffer instead:
+
+    %c0 = tensor.insert_slice %a into %empty[0, 0, 0, 0] [1, 64, 55, 55] [1, 1, 1, 1]
+    %c1 = tensor.insert_slice %b into %c0[0, 64, 0, 0] [1, 64, 55, 55] [1, 1, 1, 1]
+    %c = tensor.collapse_shape %c1 [[0, 1], [2], [3]]
+    %p = tensor.pad %c low[0, 0, 0] high[0, 2, 2] { tensor.yield %ninf }
+becomes
+    %f = linalg.fill ins(%ninf) outs(tensor.empty() : tensor<128x57x57xf16>)
+    %p0 = tensor.insert_slice %a into %f[0, 0, 0] [64, 55, 55] [1, 1, 1]
+    %p = tensor.insert_slice %b into %p0[64, 0, 0] [64, 55, 55] [1, 1, 1]
+
+IREE 3.13 stores the first piece's kernel straight into the padded buffer (an insert into a
+fill) and copies each later piece in: half of SqueezeNet's copy is left. (Padding each piece on
+its own and concatenating the padded pieces, which are contiguous, made IREE copy all four.)
+
+Which sources qualify: `schedc.decisions.padded_producers`. The counts per function go to the
+report.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from iree.compiler import ir
 
-from schedc.decisions.padded_producers import PaddedSource, qualifies
+from schedc.decisions.padded_producers import PaddedConcatenation, PaddedSource, concatenation_qualifies, qualifies
 from schedc.ir.iree import function_name, function_ops, ops_named
 from schedc.ir.rewrite import inline_values, tensor_type as _tensor
 from schedc.options import Phase
@@ -53,11 +73,17 @@ def padded_producers(module, pass_, options: Options, context) -> None:
         return
     records = context.records.setdefault("padded-producers", {})
     for func in function_ops(module):
-        chosen = [pad for pad in ops_named(func, "tensor.pad") if qualifies(_facts(pad))]  # collect, then rewrite
+        pads = ops_named(func, "tensor.pad")
+        chosen = [pad for pad in pads if qualifies(_facts(pad))]  # collect, then rewrite
+        concatenations = [(pad, *found) for pad in pads for found in [_concatenation(pad)]
+                          if found is not None and concatenation_qualifies(found[0])]
         for pad in chosen:
             _rewrite(pad)
-        if chosen:
-            records[function_name(func)] = {"pads_written_by_producers": len(chosen)}
+        for pad, facts, inserts in concatenations:
+            _rewrite_concatenation(pad, facts, inserts)
+        if chosen or concatenations:
+            records[function_name(func)] = {"pads_written_by_producers": len(chosen),
+                                            "concatenations_written_padded": len(concatenations)}
 
 
 def _padding_value(pad: ir.Operation) -> ir.Attribute | None:
@@ -155,6 +181,79 @@ func.func private @padded(%y: {_tensor(shape, element)}) -> ({_tensor(padded, el
     if not list(interior.uses):
         for op in (interior.owner, interior.owner.operands[0].owner):  # the slice, then its reshape
             op.erase()
+
+
+def _concatenation(pad: ir.Operation) -> tuple[PaddedConcatenation, list[ir.Operation]] | None:
+    """The facts of a pad whose source is a concatenation (a chain of static `insert_slice`s,
+    perhaps reshaped), and the chain's inserts from the last one back; None for any other pad."""
+    value = pad.operands[0]
+    if len(pad.operands) != 1 or _padding_value(pad) is None or not isinstance(value, ir.OpResult):
+        return None
+    read_once = len(list(value.uses)) == 1
+    groups = None
+    if value.owner.operation.name == "tensor.collapse_shape":
+        reshape = value.owner.operation
+        groups = [[ir.IntegerAttr(d).value for d in ir.ArrayAttr(g)] for g in ir.ArrayAttr(reshape.attributes["reassociation"])]
+        value = reshape.operands[0]
+        read_once = read_once and len(list(value.uses)) == 1
+    inserts = []
+    while isinstance(value, ir.OpResult) and value.owner.operation.name == "tensor.insert_slice" and len(value.owner.operation.operands) == 2:
+        if inserts:
+            read_once = read_once and len(list(value.uses)) == 1
+        inserts.append(value.owner.operation)
+        value = inserts[-1].operands[1]
+    if not inserts:
+        return None
+    whole = tuple(ir.RankedTensorType(inserts[0].results[0].type).shape)
+    groups = groups or [[d] for d in range(len(whole))]
+    kept = [next((d for d in g if whole[d] != 1), g[-1]) for g in groups]  # the dimension a group keeps
+    fit = all(whole[d] == 1 for g, k in zip(groups, kept) for d in g if d != k)
+    pieces = []
+    for insert in reversed(inserts):
+        offsets, sizes = _static(insert, "static_offsets"), _static(insert, "static_sizes")
+        piece = (tuple(offsets[k] for k in kept), tuple(sizes[k] for k in kept))
+        fit = fit and tuple(ir.RankedTensorType(insert.operands[0].type).shape) == piece[1]
+        pieces.append(piece)
+    into_empty = isinstance(value, ir.OpResult) and value.owner.operation.name == "tensor.empty"
+    facts = PaddedConcatenation(
+        shape=tuple(whole[k] for k in kept), low=_static(pad, "static_low"), high=_static(pad, "static_high"),
+        pieces=tuple(pieces), into_empty=into_empty, pieces_fit=fit, read_once=read_once)
+    return facts, inserts
+
+
+def _rewrite_concatenation(pad: ir.Operation, facts: PaddedConcatenation, inserts: list[ir.Operation]) -> None:
+    """The pieces of the concatenation `pad` reads go into the padded buffer at the pad's offsets."""
+    padded_type = ir.RankedTensorType(pad.results[0].type)
+    padded, element = tuple(padded_type.shape), padded_type.element_type
+    pieces = [insert.operands[0] for insert in reversed(inserts)]
+    arguments = ", ".join(f"%a{i}: {piece.type}" for i, piece in enumerate(pieces))
+    lines = [f"%p0 = linalg.fill ins(%v : {element}) outs(%e : {_tensor(padded, element)}) -> {_tensor(padded, element)}"]
+    # IREE 3.13 stores only the first piece's kernel straight into the padded buffer (an insert
+    # into the fill); each later one is copied in (`slow_memcpy`): the largest piece goes first
+    largest_first = sorted(range(len(pieces)), key=lambda i: -math.prod(facts.pieces[i][1]))
+    for j, i in enumerate(largest_first):
+        offsets, sizes = facts.pieces[i]
+        moved = [o + lo for o, lo in zip(offsets, facts.low)]
+        lines.append(f"%p{j + 1} = tensor.insert_slice %a{i} into %p{j}[{_list(moved)}] [{_list(sizes)}] [{_list([1] * len(sizes))}]"
+                     f" : {pieces[i].type} into {_tensor(padded, element)}")
+    body = "\n  ".join(lines)
+    text = f"""
+func.func private @padded({arguments}) -> {_tensor(padded, element)} {{
+  %v = arith.constant {_padding_value(pad)}
+  %e = tensor.empty() : {_tensor(padded, element)}
+  {body}
+  return %p{len(pieces)} : {_tensor(padded, element)}
+}}"""
+    with pad.context, pad.location:
+        helper = ir.Module.parse(text)
+        (written,) = inline_values(helper.body.operations[0], pieces, before=pad)
+    source = pad.operands[0]
+    pad.results[0].replace_all_uses_with(written)
+    pad.erase()
+    if source.owner.operation.name == "tensor.collapse_shape":
+        source.owner.operation.erase()
+    for insert in inserts:  # from the last one back: each is unused once its reader is gone
+        insert.erase()
 
 
 def _shift(reader: ir.Operation, source: ir.Value, padded: ir.Value, low: tuple[int, ...]) -> None:

@@ -121,3 +121,42 @@ func.func @left_alone(%x: tensor<4x6x6xf32>) -> (tensor<4x8x8xf32>, tensor<4x36x
   } : tensor<4x6x6xf32> to tensor<4x8x8xf32>
   return %p, %flat, %q : tensor<4x8x8xf32>, tensor<4x36xf32>, tensor<4x8x8xf32>
 }
+
+// -----
+
+// A concatenation a max pool alone reads (a SqueezeNet fire before its pool): the pieces go
+// into the fill of the padded shape, the larger first, at the pad's offsets; the reshape that
+// dropped the unit batch is gone. A concatenation another op also reads stays.
+
+// CHECK-LABEL: func.func @concatenated
+//       CHECK:   %[[F:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<6x7x7xf32>)
+//       CHECK:   %[[P:.+]] = tensor.insert_slice %{{.+}} into %[[F]][2, 0, 0] [4, 5, 5] [1, 1, 1] : tensor<4x5x5xf32> into tensor<6x7x7xf32>
+//       CHECK:   %[[Q:.+]] = tensor.insert_slice %{{.+}} into %[[P]][0, 0, 0] [2, 5, 5] [1, 1, 1] : tensor<2x5x5xf32> into tensor<6x7x7xf32>
+//   CHECK-NOT:   tensor.collapse_shape
+//       CHECK:   return %[[Q]]
+// CHECK-LABEL: func.func @concatenation_read_twice
+//       CHECK:   tensor.pad
+func.func @concatenated(%a: tensor<2x5x5xf32>, %b: tensor<4x5x5xf32>) -> tensor<6x7x7xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<1x6x5x5xf32>
+  %c0 = tensor.insert_slice %a into %e[0, 0, 0, 0] [1, 2, 5, 5] [1, 1, 1, 1] : tensor<2x5x5xf32> into tensor<1x6x5x5xf32>
+  %c1 = tensor.insert_slice %b into %c0[0, 2, 0, 0] [1, 4, 5, 5] [1, 1, 1, 1] : tensor<4x5x5xf32> into tensor<1x6x5x5xf32>
+  %c = tensor.collapse_shape %c1 [[0, 1], [2], [3]] : tensor<1x6x5x5xf32> into tensor<6x5x5xf32>
+  %p = tensor.pad %c low[0, 0, 0] high[0, 2, 2] {
+  ^bb0(%i: index, %j: index, %k: index):
+    tensor.yield %ninf : f32
+  } : tensor<6x5x5xf32> to tensor<6x7x7xf32>
+  return %p : tensor<6x7x7xf32>
+}
+
+func.func @concatenation_read_twice(%a: tensor<2x5x5xf32>, %b: tensor<4x5x5xf32>) -> (tensor<6x7x7xf32>, tensor<6x5x5xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<6x5x5xf32>
+  %c0 = tensor.insert_slice %a into %e[0, 0, 0] [2, 5, 5] [1, 1, 1] : tensor<2x5x5xf32> into tensor<6x5x5xf32>
+  %c = tensor.insert_slice %b into %c0[2, 0, 0] [4, 5, 5] [1, 1, 1] : tensor<4x5x5xf32> into tensor<6x5x5xf32>
+  %p = tensor.pad %c low[0, 0, 0] high[0, 2, 2] {
+  ^bb0(%i: index, %j: index, %k: index):
+    tensor.yield %ninf : f32
+  } : tensor<6x5x5xf32> to tensor<6x7x7xf32>
+  return %p, %c : tensor<6x7x7xf32>, tensor<6x5x5xf32>
+}

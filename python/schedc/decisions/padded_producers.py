@@ -21,10 +21,18 @@ reader reads it in one of the ways the pass can move by the padding (`READER_KIN
   those by the time the pass runs, and a 1x64x56x56 insert into 1x64x58x58 written before it
   (at the input phase, sixteenth session) was folded into its producer as a rank-3 store, and
   the host module's results were all NaN.
+
+A concatenation that a pad alone reads (SqueezeNet's fire output before a max pool) is the same
+copy one level up: IREE stores each piece's kernel into the concatenation's buffer, then copies
+that into the padded one. When the pieces tile an empty tensor exactly and the reshape between
+concatenation and pad (if any) only drops unit dimensions, the pieces can be inserted into the
+padded buffer at the pad's offsets instead (`concatenation_qualifies`). IREE 3.13 then stores the
+first piece's kernel into the padded buffer and copies the others in: SqueezeNet copies half.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -63,3 +71,38 @@ def qualifies(source: PaddedSource) -> bool:
     if any(d < 0 for d in source.shape + source.low + source.high) or not any(source.low + source.high):
         return False  # dynamic, or no padding at all
     return all(size != 1 or lo or hi for size, lo, hi in zip(source.shape, source.low, source.high))
+
+
+@dataclass(frozen=True)
+class PaddedConcatenation:
+    """A pad's source built by `insert_slice`s of pieces into an empty tensor, seen after the
+    reshape between them (unit dimensions dropped): where each piece lands."""
+
+    shape: tuple[int, ...]  # the concatenation's, as the pad reads it
+    low: tuple[int, ...]
+    high: tuple[int, ...]
+    pieces: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]  # (offsets, sizes) in `shape`
+    into_empty: bool  # the first insert's destination is a tensor.empty
+    pieces_fit: bool  # each piece's own type has its sizes (no rank-reducing insert left after the reshape)
+    read_once: bool  # every insert's result and the reshape's read by the next step alone
+
+
+def concatenation_qualifies(source: PaddedConcatenation) -> bool:
+    """Whether the pieces of a concatenation that a pad alone reads should be inserted into the
+    padded buffer (see the module docstring): they must cover the concatenation exactly, once."""
+    if not (source.into_empty and source.pieces_fit and source.read_once and len(source.pieces) >= 2):
+        return False
+    if any(d < 0 for d in source.shape + source.low + source.high) or not any(source.low + source.high):
+        return False
+    volume = 0
+    for offsets, sizes in source.pieces:
+        if any(o < 0 or o + s > d for o, s, d in zip(offsets, sizes, source.shape)):
+            return False
+        volume += math.prod(sizes)
+    overlapping = any(_overlap(a, b) for i, a in enumerate(source.pieces) for b in source.pieces[i + 1:])
+    return not overlapping and volume == math.prod(source.shape)
+
+
+def _overlap(a, b) -> bool:
+    (oa, sa), (ob, sb) = a, b
+    return all(x < y + t and y < x + s for x, s, y, t in zip(oa, sa, ob, sb))
