@@ -1,7 +1,7 @@
 """Speed on models nobody tuned for: the held-out suite (bench/heldout.py), f32 and f16.
 
     python bench/generalization.py coverage [--models a,b] [--dtypes f32,f16]
-    python bench/generalization.py prepare DIR [--models a,b] [--dtypes f32,f16] [--constants "N=V;..."] [--copies]   # here
+    python bench/generalization.py prepare DIR [--models a,b] [--dtypes f32,f16] [--constants "N=V;..."] [--copies] [--kernel-db DB.json]   # here
     python bench/generalization.py run DIR [--repeats 200] [--warm-jobs 4] [--models a,b] [--no-inductor]   # CUDA machine
     python bench/generalization.py import DIR [--models a,b] [--dtypes f32]      # MLIR for tune prepare
     python bench/generalization.py dispatches TUNE_DIR...   # after schedc tune prepare + bench
@@ -20,8 +20,9 @@ with `--unsplit` also the replayed module without split-k, with `--fused` also t
 with IREE's aggressive fusion and generic matmuls (FUSION_FLAGS), the same with mma-operands
 swapping nothing, and IREE's own module with them, and with `--constants "NAME=VALUE;..."` the
 replayed one compiled with those kernel_config constants (a cost model's before a fit), and
-with `--copies` the replayed one with IREE's padding copies (padded-producers off), each its
-own column.
+with `--copies` the replayed one with IREE's padding copies (padded-producers off), and with
+`--kernel-db DB.json` the replayed one with a tuned database's configs (`schedc tune merge` on
+held-out models, for what tuning gives a whole model), each its own column.
 `run`, on a machine with a CUDA GPU and iree-base-runtime (no compiler), rebuilds each model
 from bench/heldout.py (random weights), writes its weights as the modules' archive, and times
 at batch 1, in one process per execution mode (IREE reads the CUDA mode once per process):
@@ -96,13 +97,20 @@ COPIES = {"schedc-graphs-copies": ({"execution": "graphs", "passes": _NO_PADDED_
           "schedc-streams-copies": ({"execution": "streams", "passes": _NO_PADDED_PRODUCERS}, "streams")}
 
 
-def _extra_variants(unsplit: bool, fused: bool, constants: bool = False, copies: bool = False) -> dict:
-    return {**(UNSPLIT if unsplit else {}), **(FUSED if fused else {}), **(CONSTANTS if constants else {}), **(COPIES if copies else {})}
+# `prepare --kernel-db DB`: the replayed module with the configs of a kernel database that
+# `schedc tune` measured on held-out models (never the built-in one), beside the model's own
+# choices in the same process: what tuning gives a whole model.
+TUNED = {"schedc-graphs-tuned": ({"execution": "graphs"}, "graphs")}
+
+
+def _extra_variants(unsplit: bool, fused: bool, constants: bool = False, copies: bool = False, tuned: bool = False) -> dict:
+    return {**(UNSPLIT if unsplit else {}), **(FUSED if fused else {}), **(CONSTANTS if constants else {}), **(COPIES if copies else {}),
+            **(TUNED if tuned else {})}
 
 
 def _variants(folder: Path) -> dict:
     manifest = json.loads((folder / "manifest.json").read_text())
-    return {**VARIANTS, **_extra_variants(*(any(e.get(k) for e in manifest) for k in ("unsplit", "fused", "constants", "copies")))}
+    return {**VARIANTS, **_extra_variants(*(any(e.get(k) for e in manifest) for k in ("unsplit", "fused", "constants", "copies", "kernel_db")))}
 
 
 def _constants(text: str) -> dict:
@@ -198,14 +206,17 @@ def prepare(args) -> None:
         mlir = weightless_mlir(name, dtype)
         stem = f"{name}.{dtype}"
         constants = _constants(args.constants)
-        for variant, (keywords, _) in {**VARIANTS, **_extra_variants(args.unsplit, args.fused, bool(constants), args.copies)}.items():
+        for variant, (keywords, _) in {**VARIANTS, **_extra_variants(args.unsplit, args.fused, bool(constants), args.copies,
+                                                                       bool(args.kernel_db))}.items():
             started = time.perf_counter()
             chosen = constants if variant in CONSTANTS else {}
+            if variant in TUNED:
+                keywords = {**keywords, "kernel_db": args.kernel_db}
             _with_constants(tuple(chosen), tuple(chosen.values()), lambda: schedc.compile(
                 mlir, target="cuda", output=str(folder / f"{stem}.{variant}.vmfb"), **keywords))
             print(f"{stem}.{variant}: compiled in {time.perf_counter() - started:.1f} s", flush=True)
         manifest.append({"model": name, "dtype": dtype, "unsplit": args.unsplit, "fused": args.fused, "constants": args.constants,
-                         "copies": args.copies})
+                         "copies": args.copies, "kernel_db": args.kernel_db})
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
@@ -326,8 +337,9 @@ def run(args) -> None:
 
 COLUMNS = ("eager", "inductor-default", "inductor-reduce-overhead", "inductor-reduce-overhead-fp32", "iree", "iree-fused", "schedc-streams",
            "schedc-graphs-unsplit", "schedc-graphs-fused", "schedc-graphs-fused-noswap", "schedc-graphs-constants",
-           "schedc-graphs-copies", "schedc-graphs")
-HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "iree fus", "streams", "unsplit", "fused", "fus nosw", "constant", "copies", "graphs")
+           "schedc-graphs-copies", "schedc-graphs-tuned", "schedc-graphs")
+HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "iree fus", "streams", "unsplit", "fused", "fus nosw", "constant", "copies", "tuned",
+          "graphs")
 
 
 def _table_row(label: str, rows: dict) -> str:
@@ -362,7 +374,7 @@ def dispatches(args) -> None:
                 known = times.setdefault(sig.key, {})
                 known[config] = min(time_us, known.get(config, time_us))
     print(f"{'dispatch':<50} {'IREE us':>9} {'schedc us':>9} {'best us':>9} {'ratio':>6}")
-    ratios, unmeasured = [], []
+    ratios, unmeasured, by_type = [], [], {}
     for key, sig in signatures.items():
         measured = times.get(key, {})
         if None not in measured or len(measured) < 2:
@@ -374,12 +386,16 @@ def dispatches(args) -> None:
             continue
         best = min(measured.values())
         ratios.append(measured[chosen] / best)
+        by_type.setdefault(sig.element_type, []).append(ratios[-1])
         print(f"{name:<50} {measured[None]:>9.2f} {measured[chosen]:>9.2f} {best:>9.2f} {ratios[-1]:>6.2f}")
     if ratios:
         within = sum(r <= 1.25 for r in ratios)
         print(f"schedc's choice within 1.25x of the fastest measured config (IREE's included): {within} of {len(ratios)} "
               f"dispatches ({within / len(ratios):.0%}), median ratio {statistics.median(ratios):.2f}; "
               f"{len(unmeasured)} whose choice was not measured")
+        for element, part in sorted(by_type.items()):
+            within = sum(r <= 1.25 for r in part)
+            print(f"  {element}: {within} of {len(part)} ({within / len(part):.0%}), median ratio {statistics.median(part):.2f}")
 
 
 PROFILED_CALLS = 3
@@ -483,6 +499,8 @@ def main() -> int:
             p.add_argument("--unsplit", action="store_true", help="also the replayed module without split-k (its parts forced to 1)")
             p.add_argument("--fused", action="store_true", help="also the replayed module with IREE's aggressive fusion and generic matmuls")
             p.add_argument("--copies", action="store_true", help="also the replayed module with IREE's padding copies (padded-producers off)")
+            p.add_argument("--kernel-db", default="", metavar="DB.json",
+                           help="also the replayed module with this tuned kernel database's configs (schedc tune merge)")
             p.add_argument("--constants", default="", metavar="NAME=VALUE;...",
                            help="also the replayed module compiled with these kernel_config constants (e.g. before a fit)")
     r = sub.add_parser("run")
