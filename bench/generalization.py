@@ -37,9 +37,10 @@ torch.compile (a numerics check in seconds). It prints a table and writes DIR/re
 `dispatches` reads folders that `schedc tune prepare` (here, on held-out models: `import`
 writes them as MLIR) and `schedc tune bench` (on the GPU) filled, and prints per dispatch the
 measured time of IREE's own config, of the config schedc chooses now and of the fastest that
-matched; then the share of dispatches within 1.25x of it. Tuning results of held-out models are
-for this comparison only: they never go into the built-in database (`schedc tune merge` is
-not run on them).
+matched; then the share of dispatches within 1.25x of it, overall and per element type, with
+each type's summed times (the fastest configs', the choices', IREE's own: what tuning leaves to
+gain). Tuning results of held-out models never go into the built-in database; `prepare
+--kernel-db` times a database of their own (`schedc tune merge` into a new file).
 
 `profile`, on the CUDA machine after `prepare`, runs each model's schedc module and
 torch.compile(mode="reduce-overhead") (TF32 as torch's default) under Nsight Compute and prints
@@ -386,16 +387,20 @@ def dispatches(args) -> None:
             continue
         best = min(measured.values())
         ratios.append(measured[chosen] / best)
-        by_type.setdefault(sig.element_type, []).append(ratios[-1])
+        by_type.setdefault(sig.element_type, []).append((ratios[-1], best, measured[chosen], measured[None]))
         print(f"{name:<50} {measured[None]:>9.2f} {measured[chosen]:>9.2f} {best:>9.2f} {ratios[-1]:>6.2f}")
     if ratios:
         within = sum(r <= 1.25 for r in ratios)
         print(f"schedc's choice within 1.25x of the fastest measured config (IREE's included): {within} of {len(ratios)} "
               f"dispatches ({within / len(ratios):.0%}), median ratio {statistics.median(ratios):.2f}; "
               f"{len(unmeasured)} whose choice was not measured")
+        # what tuning leaves: each dispatch's fastest config against the choice and IREE's own
         for element, part in sorted(by_type.items()):
-            within = sum(r <= 1.25 for r in part)
-            print(f"  {element}: {within} of {len(part)} ({within / len(part):.0%}), median ratio {statistics.median(part):.2f}")
+            within = sum(r <= 1.25 for r, *_ in part)
+            fastest, chosen_us, iree_us = (sum(row[i] for row in part) for i in (1, 2, 3))
+            print(f"  {element}: {within} of {len(part)} ({within / len(part):.0%}), median ratio "
+                  f"{statistics.median(r for r, *_ in part):.2f}; summed, the fastest {fastest:.1f} us, the choices "
+                  f"{chosen_us:.1f} ({chosen_us / fastest:.3f}x), IREE's own {iree_us:.1f} ({iree_us / chosen_us:.2f}x the choices)")
 
 
 PROFILED_CALLS = 3
