@@ -219,3 +219,30 @@ def test_pooling_is_its_own_class_configured_along_rows_and_columns():
     assert [(k["kind"], k["source"]) for k in kernels] == [("pooling", "heuristic")] * 2
     tiny = dataclasses.replace(pools[1], loops=(16, 6, 6, 2, 2))
     assert heuristic_config(tiny) is None
+
+
+def test_tune_prepare_measures_the_dispatches_a_default_compile_makes(tmp_path):
+    """A residual block's input is written into its pad's buffer by padded-producers (cuda), so
+    its dispatches differ from IREE's alone: tuning must measure the compile's own."""
+    import torch
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = torch.nn.Conv2d(3, 8, 1)
+            self.conv = torch.nn.Conv2d(8, 8, 3, padding=1)
+
+        def forward(self, x):
+            y = torch.relu(self.stem(x))
+            return torch.relu(self.conv(y) + y)
+
+    torch.manual_seed(0)
+    mlir = schedc.import_torch(Block().eval(), torch.randn(1, 3, 8, 8))
+    source = tmp_path / "block.mlir"
+    source.write_text(mlir)
+    manifest = prepare([str(source)], str(tmp_path / "tune"), TuneOptions(resolve_target("cuda"), candidates=1, repeat=1, jobs=2))
+    tuned = {kernel["signature"]["key"] for kernel in manifest["kernels"]}
+    compiled = {s.key for s in _signatures(schedc.compile(mlir, target="cuda", emit="flow"))[0]}
+    alone = {s.key for s in _signatures(schedc.compile(mlir, target="cuda", emit="flow", schedc_passes=False))[0]}
+    assert tuned and tuned <= compiled  # every tuned dispatch is one the compile makes
+    assert tuned - alone  # and the stem writing the padded buffer is not IREE's alone

@@ -73,15 +73,31 @@ class Progress:
             self.stream.flush()
 
 
+def shaping_passes(target: str) -> str:
+    """The passes a default compile for `target` runs before dispatch formation (split-k's
+    parts, padded-producers' padded buffers): they change which dispatches the model has and
+    their bodies, so tuning measures the dispatches the model's compile makes. The passes that
+    set configs (kernel-config, reduction-config) are left out, and mma-operands, a correction,
+    runs with them as in every compile."""
+    from schedc.options import Phase
+    from schedc.passes import REGISTRY
+
+    return ",".join(p.name for p in REGISTRY.values() if target in p.implicit_for and p.phase in (Phase.INPUT, Phase.PREPROCESSING))
+
+
 def _flow_module(source: Path, options: TuneOptions):
-    """The model at the flow phase, parsed: IREE's dispatches before any config."""
+    """The model at the flow phase, parsed: its dispatches as a default compile makes them (the
+    passes of `shaping_passes`), before any config."""
     from iree.compiler import ir
 
     from schedc.options import CompileOptions
     from schedc.compiler.driver import compile_with_options
     from schedc.ir.mlirio import parse_module, printable
 
-    result = compile_with_options(source, CompileOptions.for_target(options.target, schedc_passes=False, emit="flow", iree_flags=options.iree_flags))
+    shaping = shaping_passes(options.target.name)
+    compile_options = CompileOptions.for_target(options.target, passes=shaping, tuning=False, emit="flow", iree_flags=options.iree_flags) \
+        if shaping else CompileOptions.for_target(options.target, schedc_passes=False, emit="flow", iree_flags=options.iree_flags)
+    result = compile_with_options(source, compile_options)
     return parse_module(printable(result.output), str(source), ir.Context())
 
 
