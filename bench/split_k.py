@@ -1,11 +1,13 @@
-"""Split-K on the GPU: deep convolutions with few outputs, their reduction in 1-16 parts.
+"""Split-K on the GPU: deep convolutions and matmuls with few outputs, their reduction in 1-16 parts.
 
-    python bench/split_k.py prepare DIR [--shapes window|pointwise]   # here: each shape, once per part count
+    python bench/split_k.py prepare DIR [--shapes window|pointwise|matmul]   # here: each shape, once per part count
     python bench/split_k.py run DIR        # on the GPU machine, under Nsight Compute
     python bench/split_k.py fit DIR        # here: the rule's constants from the FIT shapes, judged on HELDOUT
     python bench/split_k.py table DIR      # the table again, with the rule's current picks
 
-Each shape is a layer, Conv2d (bias on) + ReLU, at batch 1. FIT is synthetic (channel counts
+Each shape is a layer, Conv2d (bias on) + ReLU, at batch 1 (`--shapes matmul`: Linear + ReLU
+over a batch of rows, f16 only; HELDOUT_MATMUL the held-out transformers' and ConvNeXt's
+splittable Linear layers). FIT is synthetic (channel counts
 and sizes no held-out model has); HELDOUT is ResNet-18's 3x3 convolutions (bench/heldout.py's
 hf_resnet18), never fitted on. `prepare` compiles every shape with the split-k pass forced to
 each part count its channels allow (`split-k{parts=P}`; 1: not split), weights outside the
@@ -49,12 +51,29 @@ HELDOUT_POINTWISE = [  # hf_mobilenet_v2's and squeezenet1_1's
     (960, 160, 7, 1, 1), (576, 96, 14, 1, 1), (960, 320, 7, 1, 1), (384, 64, 14, 1, 1),
     (512, 1000, 13, 1, 1), (512, 64, 13, 1, 1),
 ]
-SHAPES = {"window": (FIT, HELDOUT), "pointwise": (FIT_POINTWISE, HELDOUT_POINTWISE)}
+# Linear layers (rows, K, N), f16: synthetic (none a held-out model's shape), K 256-4,096
+FIT_MATMUL = [
+    (32, 1024, 256), (48, 2048, 512), (80, 768, 320), (96, 1536, 384), (128, 512, 512),
+    (160, 1280, 160), (256, 256, 256), (40, 256, 640), (112, 256, 1024), (72, 384, 768),
+    (16, 4096, 1024), (100, 384, 1152), (24, 512, 2048), (144, 2560, 640),
+]
+HELDOUT_MATMUL = [  # gpt2's, bert's (the same), vit's and convnext's (llama's 688 divides into no whole parts)
+    (64, 256, 768), (64, 256, 256), (64, 256, 1024), (64, 1024, 256),
+    (197, 192, 768), (197, 768, 192), (196, 768, 192), (49, 1536, 384), (49, 384, 1536),
+]
+SHAPES = {"window": (FIT, HELDOUT), "pointwise": (FIT_POINTWISE, HELDOUT_POINTWISE), "matmul": (FIT_MATMUL, HELDOUT_MATMUL)}
 PARTS = (1, 2, 4, 8, 16)
 DTYPES = ("f16", "f32")
 
 
+def _is_matmul(shape) -> bool:
+    return len(shape) == 3
+
+
 def _name(shape, dtype) -> str:
+    if _is_matmul(shape):
+        rows, k, n = shape
+        return f"m{rows}.k{k}.n{n}.{dtype}"
     cin, cout, size, k, s = shape
     return f"c{cin}-{cout}.o{size}.k{k}s{s}.{dtype}"
 
@@ -63,11 +82,16 @@ def _layer(shape, dtype):
     """The layer and its input, weights from the shape's seed."""
     import torch
 
-    cin, cout, size, k, s = shape
-    layer = torch.nn.Sequential(torch.nn.Conv2d(cin, cout, k, stride=s, padding=k // 2), torch.nn.ReLU())
-    reinit(layer, seed_of(_name(shape, dtype)))
     generator = torch.Generator().manual_seed(seed_of(_name(shape, dtype) + ".x"))
-    x = torch.randn(1, cin, size * s, size * s, generator=generator)
+    if _is_matmul(shape):
+        rows, k, n = shape
+        layer = torch.nn.Sequential(torch.nn.Linear(k, n), torch.nn.ReLU())
+        x = torch.randn(1, rows, k, generator=generator)
+    else:
+        cin, cout, size, k, s = shape
+        layer = torch.nn.Sequential(torch.nn.Conv2d(cin, cout, k, stride=s, padding=k // 2), torch.nn.ReLU())
+        x = torch.randn(1, cin, size * s, size * s, generator=generator)
+    reinit(layer, seed_of(_name(shape, dtype)))
     dt = {"f16": torch.float16, "f32": torch.float32}[dtype]
     return layer.to(dt).eval(), x.to(dt)
 
@@ -75,15 +99,21 @@ def _layer(shape, dtype):
 def _shape_data(shape, dtype):
     from schedc.decisions.cpu_config import OpShape
 
+    if _is_matmul(shape):
+        rows, k, n = shape
+        return OpShape("matmul", dtype, m=rows, k=k, n=n)
     cin, cout, size, k, s = shape
     pad = k // 2
     return OpShape("conv", dtype, cin=cin, cout=cout, h=size * s + 2 * pad, w=size * s + 2 * pad, kh=k, kw=k, stride=(s, s))
 
 
 def _parts(shape, dtype) -> list[int]:
-    from schedc.decisions.split_k import can_split
+    from schedc.decisions.split_k import can_split, matmul_parts
 
-    return [p for p in PARTS if p == 1 or can_split(_shape_data(shape, dtype), p)]
+    data = _shape_data(shape, dtype)
+    if _is_matmul(shape):
+        return [p for p in PARTS if p == 1 or matmul_parts(data, p) == p]
+    return [p for p in PARTS if p == 1 or can_split(data, p)]
 
 
 def prepare(args) -> None:
@@ -95,7 +125,7 @@ def prepare(args) -> None:
     manifest = []
     fit_shapes, held_shapes = SHAPES[args.shapes]
     for suite, shapes in (("fit", fit_shapes), ("heldout", held_shapes)):
-        for shape, dtype in itertools.product(shapes, DTYPES):
+        for shape, dtype in itertools.product(shapes, ("f16",) if args.shapes == "matmul" else DTYPES):
             name = _name(shape, dtype)
             layer, x = _layer(shape, dtype)
             archive = folder / "modules" / f"{name}.irpa"  # written by the import, not kept: run writes its own
@@ -157,10 +187,19 @@ def run(args) -> None:
 
 
 def _pick(entry, *constants: int) -> int:
-    """The rule's part count for `entry` with the given constants (SPLIT_OUTPUTS, MAX_PARTS)."""
-    from schedc.decisions.split_k import split_parts
+    """The rule's part count for `entry` with the given constants: (SPLIT_OUTPUTS, MAX_PARTS),
+    or for a matmul (MATMUL_SPLIT_OUTPUTS, MATMUL_MIN_K)."""
+    from schedc.decisions import split_k
 
-    return split_parts(_shape_data(tuple(entry["shape"]), entry["dtype"]), *constants)
+    shape = _shape_data(tuple(entry["shape"]), entry["dtype"])
+    if not _is_matmul(entry["shape"]):
+        return split_k.split_parts(shape, *constants)
+    outputs, min_k = constants
+    saved, split_k.MATMUL_MIN_K = split_k.MATMUL_MIN_K, min_k
+    try:
+        return split_k.matmul_parts(shape, split_outputs=outputs)
+    finally:
+        split_k.MATMUL_MIN_K = saved
 
 
 def table(folder: Path, results: dict) -> None:
@@ -180,9 +219,12 @@ def table(folder: Path, results: dict) -> None:
 
 
 def _constants(manifest: list[dict]) -> tuple[int, int]:
-    """The rule's constants for the folder's shapes: the 1x1 ones' (`--shapes pointwise`) or the others'."""
-    from schedc.decisions.split_k import MAX_PARTS, POINTWISE_SPLIT_OUTPUTS, SPLIT_OUTPUTS
+    """The rule's constants for the folder's shapes: the matmuls' (`--shapes matmul`), the 1x1
+    ones' (`--shapes pointwise`) or the others'."""
+    from schedc.decisions.split_k import MATMUL_MIN_K, MATMUL_SPLIT_OUTPUTS, MAX_PARTS, POINTWISE_SPLIT_OUTPUTS, SPLIT_OUTPUTS
 
+    if all(_is_matmul(entry["shape"]) for entry in manifest):
+        return MATMUL_SPLIT_OUTPUTS, MATMUL_MIN_K
     pointwise = all(entry["shape"][3] == 1 for entry in manifest)
     return (POINTWISE_SPLIT_OUTPUTS if pointwise else SPLIT_OUTPUTS), MAX_PARTS
 
@@ -202,13 +244,16 @@ def fit(args) -> None:
 
     fit_entries = [e for e in manifest if e["suite"] == "fit"]
     held = [e for e in manifest if e["suite"] == "heldout"]
-    grid = [(o * 1024, m) for o in (16, 32, 64, 128, 256, 512, 1024, 2048) for m in (2, 4, 8, 16)]
-    # Ties go to the smallest bounds (fewer splits), in grid order.
-    best = min(grid, key=lambda c: (round(loss(fit_entries, c), 4), c))
+    matmuls = all(_is_matmul(e["shape"]) for e in manifest)
+    seconds = (256, 384, 512, 768, 1024) if matmuls else (2, 4, 8, 16)  # the least K split, or the most parts
+    grid = [(o * 1024, m) for o in (16, 32, 64, 128, 256, 512, 1024, 2048) for m in seconds]
+    # Ties go to the bounds that split least: the fewest outputs, then the fewest parts or the longest K.
+    best = min(grid, key=lambda c: (round(loss(fit_entries, c), 4), c[0], -c[1] if matmuls else c[1]))
     current = _constants(manifest)
     print(f"current constants {current}: FIT {loss(fit_entries, current):.3f}x the fastest (geometric mean), HELDOUT {loss(held, current):.3f}x")
     print(f"fitted on FIT {best}: FIT {loss(fit_entries, best):.3f}x, HELDOUT {loss(held, best):.3f}x")
-    print(f"never split: FIT {loss(fit_entries, (0, 1)):.3f}x, HELDOUT {loss(held, (0, 1)):.3f}x")
+    never = (0, 1 << 30) if all(_is_matmul(e["shape"]) for e in manifest) else (0, 1)
+    print(f"never split: FIT {loss(fit_entries, never):.3f}x, HELDOUT {loss(held, never):.3f}x")
 
 
 def main() -> None:
@@ -218,7 +263,7 @@ def main() -> None:
         command = sub.add_parser(name)
         command.add_argument("folder")
         if name == "prepare":
-            command.add_argument("--shapes", choices=tuple(SHAPES), default="window", help="window convolutions (FIT, HELDOUT) or 1x1 ones")
+            command.add_argument("--shapes", choices=tuple(SHAPES), default="window", help="window convolutions (FIT, HELDOUT), 1x1 ones or Linear layers (f16)")
     args = parser.parse_args()
     if args.command == "table":
         folder = Path(args.folder)

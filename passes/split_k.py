@@ -4,19 +4,25 @@ It runs where IREE's input conversion ends (linalg on tensors, before dispatch f
 reads each `linalg.conv_2d_nchw_fchw` as plain data (`schedc.ir.cpu_ops.op_shape`), decides
 its parts (`schedc.decisions.split_k.choose_split`), and rewrites it as a grouped convolution
 of the parts and their sum (`schedc.ir.split_k.split_conv`). kernel-config then configures
-the grouped convolution as any other implicit GEMM. A weight gradient (a training step's,
+the grouped convolution as any other implicit GEMM. An f16 `linalg.matmul` (a Linear layer;
+its inputs widened to f32 by torch-mlir are read narrow) is split over K by the same rule as an
+f16 1x1 convolution (`schedc.decisions.split_k.matmul_parts`, `schedc.ir.split_k.split_matmul`;
+`matmuls=false`: not). A weight gradient (a training step's,
 whose window is larger than its output) is split over its window's rows instead (`window=false`:
 not) (`window_parts`, `schedc.ir.split_k.split_conv_rows`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from schedc.decisions.split_k import MAX_PARTS, WINDOW_ROWS, choose_split
+from iree.compiler import ir
+
+from schedc.decisions.cpu_config import OpShape
+from schedc.decisions.split_k import MAX_PARTS, WINDOW_ROWS, choose_split, matmul_parts
 from schedc.ir.cpu_ops import op_shape
 from schedc.ir.iree import function_ops, ops_named
-from schedc.ir.split_k import split_conv, split_conv_rows
+from schedc.ir.split_k import split_conv, split_conv_rows, split_matmul, widened_source
 from schedc.options import Phase
 from schedc.passes.base import PassInfo
 
@@ -26,6 +32,9 @@ class Options:
     parts: int = 0  # every convolution it can split in this many parts, on any target; 0: chosen per convolution (cuda)
     # f16 1x1 convolutions too, when parts are chosen (schedc.decisions.split_k); false: whole
     pointwise: bool = True
+    # f16 matmuls (Linear layers) too, by the same rule as f16 1x1 convolutions; a forced
+    # `parts` splits matmuls of any element type whose K divides (false: matmuls stay whole)
+    matmuls: bool = True
     # Weight gradients (a window larger than the output) over their window's rows, when parts
     # are chosen (schedc.decisions.split_k.window_parts): the bench CNN's training step 0.936x
     # the time with them on an H100 (bench/remat_gpu.py) ...
@@ -58,12 +67,36 @@ def split_k(module, pass_, options: Options, context) -> None:
             if parts > 1:
                 (split_conv_rows if over == WINDOW_ROWS else split_conv)(op, parts)
                 split.append({"op": shape.key, "parts": parts, "over": over})
+        if options.matmuls and (options.parts or chosen):
+            for op in ops_named(function, "linalg.matmul"):
+                shape = _matmul_shape(op)
+                parts = matmul_parts(shape, options.parts) if shape is not None else 1
+                if parts > 1:
+                    split_matmul(op, parts)
+                    split.append({"op": shape.key, "parts": parts, "over": "k"})
     context.records.setdefault("split-k", {})["module"] = {"split": split, "max_parts": options.parts or MAX_PARTS}
+
+
+MATMUL_MAPS = ["affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>", "affine_map<(d0, d1, d2) -> (d0, d1)>"]
+
+
+def _matmul_shape(op) -> OpShape | None:
+    """A plain `linalg.matmul` as plain data, its element type that of the inputs it reads
+    before torch-mlir widened them (an f16 Linear layer accumulates in f32: its matmul reads
+    f32 widenings of f16 tensors). None for a matmul of other maps or mixed inputs."""
+    if [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])] != MATMUL_MAPS:  # a transposed form
+        return None
+    shape = op_shape(op)
+    sources = [widened_source(v) or v for v in op.operands[:2]]
+    elements = {str(ir.RankedTensorType(v.type).element_type) for v in sources}
+    if shape is None or len(elements) != 1:
+        return None
+    return replace(shape, dtype=elements.pop())
 
 
 PASS = PassInfo(
     name="split-k",
-    summary="on cuda, split a deep convolution's reduction into parts (a grouped convolution and a sum) when its outputs are too few to fill the GPU",
+    summary="on cuda, split a deep convolution's or f16 matmul's reduction into parts (a grouped convolution or batched matmul, and a sum) when its outputs are too few to fill the GPU",
     run=split_k,
     options=Options,
     phase=Phase.INPUT,

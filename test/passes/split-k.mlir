@@ -35,4 +35,55 @@ util.func public @wide(%x: tensor<1x32x66x66xf32>, %w: tensor<64x32x3x3xf32>, %o
   util.return %c : tensor<1x64x64x64xf32>
 }
 
+// -----
+
+// An f16 Linear layer (its inputs widened to f32, as torch-mlir writes it) with a long reduction
+// and few outputs (an MLP's down projection: 64 rows, K 1,024, 256 columns) is split over K by the
+// rule of the 1x1 convolution it is: 16 parts of 64 read the f16 inputs through reshapes (the rows
+// past a barrier that keeps IREE from moving the reshape into their producers) and widen them in
+// the body. An f32 one stays whole unless a part count is forced.
+
+// CHECK-LABEL: util.func public @down_projection
+//       CHECK:   %[[ROWS:.+]] = iree_tensor_ext.compute_barrier.end %arg0 : tensor<64x1024xf16> -> tensor<64x1024xf16>
+//       CHECK:   %[[ROWSG:.+]] = tensor.expand_shape %[[ROWS]] {{\[\[}}0], [1, 2]] output_shape [64, 16, 64] : tensor<64x1024xf16> into tensor<64x16x64xf16>
+//       CHECK:   %[[WG:.+]] = tensor.expand_shape %arg1 {{\[\[}}0, 1], [2]] output_shape [16, 64, 256] : tensor<1024x256xf16> into tensor<16x64x256xf16>
+//       CHECK:   %[[PARTS:.+]] = linalg.generic {{.*}} ins(%[[ROWSG]], %[[WG]] : tensor<64x16x64xf16>, tensor<16x64x256xf16>) outs(%{{.*}} : tensor<16x64x256xf32>)
+//       CHECK:     arith.extf
+//       CHECK:   %[[SUM:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PARTS]] : tensor<16x64x256xf32>) outs(%{{.*}} : tensor<64x256xf32>)
+//       CHECK:   util.return %[[SUM]]
+//   CHECK-NOT:   linalg.matmul
+// FORCED-LABEL: util.func public @down_projection
+//       FORCED:   tensor<64x2x512xf16>
+util.func public @down_projection(%x: tensor<64x1024xf16>, %w: tensor<1024x256xf16>) -> tensor<64x256xf32> {
+  %xe = tensor.empty() : tensor<64x1024xf32>
+  %xw = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<64x1024xf16>) outs(%xe : tensor<64x1024xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %e = arith.extf %in : f16 to f32
+    linalg.yield %e : f32
+  } -> tensor<64x1024xf32>
+  %we = tensor.empty() : tensor<1024x256xf32>
+  %ww = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<1024x256xf16>) outs(%we : tensor<1024x256xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %e = arith.extf %in : f16 to f32
+    linalg.yield %e : f32
+  } -> tensor<1024x256xf32>
+  %zero = arith.constant 0.0 : f32
+  %oe = tensor.empty() : tensor<64x256xf32>
+  %o = linalg.fill ins(%zero : f32) outs(%oe : tensor<64x256xf32>) -> tensor<64x256xf32>
+  %y = linalg.matmul ins(%xw, %ww : tensor<64x1024xf32>, tensor<1024x256xf32>) outs(%o : tensor<64x256xf32>) -> tensor<64x256xf32>
+  util.return %y : tensor<64x256xf32>
+}
+
+// -----
+
+// CHECK-LABEL: util.func public @f32_linear
+//       CHECK:   linalg.matmul
+// FORCED-LABEL: util.func public @f32_linear
+//       FORCED:   tensor<64x2x512xf32>
+//   FORCED-NOT:   linalg.matmul
+util.func public @f32_linear(%x: tensor<64x1024xf32>, %w: tensor<1024x256xf32>, %o: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %y = linalg.matmul ins(%x, %w : tensor<64x1024xf32>, tensor<1024x256xf32>) outs(%o : tensor<64x256xf32>) -> tensor<64x256xf32>
+  util.return %y : tensor<64x256xf32>
+}
+
 // BAD: schedc-opt: error: pass 'split-k': parts must be 0 (chosen) or a power of two up to 64, not 3

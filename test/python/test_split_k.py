@@ -191,3 +191,76 @@ def test_the_cuda_compile_splits_weight_gradients_and_configures_their_parts():
     assert [s["over"] for s in split] == ["window rows"] * 2
     parts = [k for k in result.records["kernel-config"]["module"]["kernels"] if k["kind"] == "matmul_like" and k["signature"].count("x") == 7]
     assert len(parts) == 2 and all(k["source"] == "heuristic" and k["config"].startswith("wg 1x1x") for k in parts)
+
+
+def _linear(rows, k, n, dtype="f16"):
+    return OpShape("matmul", dtype, m=rows, k=k, n=n)
+
+
+def test_f16_linear_layers_split_by_the_rule_of_the_1x1_convolutions_they_are():
+    from schedc.decisions.split_k import MATMUL_MIN_K, MATMUL_SPLIT_OUTPUTS, as_pointwise, matmul_parts
+
+    # a transformer's MLP down projection at batch 1: 16,384 outputs, each a sum of 1,024 products
+    assert matmul_parts(_linear(64, 1024, 256)) == 16
+    assert matmul_parts(_linear(64, 1024, 256)) == split_parts(as_pointwise(_linear(64, 1024, 256)), MATMUL_SPLIT_OUTPUTS, pointwise_f16=True)
+    assert matmul_parts(_linear(197, 768, 192)) == 16  # 37,824 outputs
+    assert matmul_parts(_linear(144, 2560, 640)) == 8  # 92,160 outputs
+    assert matmul_parts(_linear(2048, 1024, 256)) == 1  # 524,288 outputs fill the GPU
+    assert matmul_parts(_linear(64, 1024, 256, dtype="f32")) == 1  # f32 1x1 convolutions ran slower split
+    assert matmul_parts(_linear(64, 1376, 256)) == 2  # 688 input channels a part; 344 is no whole number of K steps
+    # K of 256 and 384 ran fastest whole (bench/split_k.py --shapes matmul)
+    assert matmul_parts(_linear(64, 256, 256)) == matmul_parts(_linear(72, 384, 768)) == 1
+    assert matmul_parts(_linear(64, MATMUL_MIN_K // 2, 256)) == 1
+    assert matmul_parts(OpShape("matmul", "f16", batch=4, m=64, n=64, k=1024)) == 1  # attention's batch matmuls
+    # a forced count splits any element type whose K divides into whole K steps
+    assert matmul_parts(_linear(64, 1024, 256, dtype="f32"), parts=4) == 4
+    assert matmul_parts(_linear(64, 48, 256, dtype="f32"), parts=4) == 1
+
+
+class Mlp(nn.Module):
+    def __init__(self, width=64, hidden=256):
+        super().__init__()
+        self.norm, self.up, self.down = nn.LayerNorm(width), nn.Linear(width, hidden), nn.Linear(hidden, width)
+
+    def forward(self, x):
+        return x + self.down(torch.relu(self.up(self.norm(x))))
+
+
+@pytest.mark.parametrize("parts", [2, 8])
+def test_split_linear_layers_compute_what_torch_does(parts, tmp_path):
+    torch.manual_seed(0)
+    model = Mlp(width=128).eval()
+    x = torch.randn(1, 24, 128)
+    with torch.no_grad():
+        expected = model(x).numpy()
+    mlir = schedc.import_torch(model, x)
+    result = compile_with_options(mlir, CompileOptions(target="llvm-cpu", passes=f"split-k{{parts={parts}}},memory-order,arena-plan"))
+    split = result.records["split-k"]["module"]["split"]
+    assert [(s["parts"], s["over"]) for s in split] == [(parts, "k")] * 2
+    path = tmp_path / "m.vmfb"
+    path.write_bytes(result.output)
+    actual = np.asarray(schedc.load(str(path)).forward(x.numpy()))
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_the_cuda_compile_splits_an_f16_down_projection_and_keeps_the_layer_norm_whole():
+    """The parts read the f16 rows themselves, on tensor cores; the up projection that makes
+    the rows keeps its dispatch (the barrier before the rows' reshape)."""
+    torch.manual_seed(0)
+    model = Mlp(width=256, hidden=1024).eval().half()
+    mlir = schedc.import_torch(model, torch.randn(1, 64, 256, dtype=torch.float16))
+
+    def dispatches(result) -> list[str]:
+        return [k["signature"] for k in result.records["kernel-config"]["module"]["kernels"]]
+
+    whole = compile_with_options(mlir, CompileOptions(target="cuda", emit="configurations",
+                                                      passes="split-k{matmuls=false},memory-order,arena-plan"))
+    result = compile_with_options(mlir, CompileOptions(target="cuda", emit="configurations"))
+    # the down projection (K 1,024) in 16 parts of 64; the up projection (K 256) whole
+    assert [(s["op"], s["parts"]) for s in result.records["split-k"]["module"]["split"]] == [("matmul 1x64x256x1024 f16", 16)]
+    kernels = {k["signature"]: k for k in result.records["kernel-config"]["module"]["kernels"]}
+    parts = kernels["matmul_like 16x64x256x64 f16"]
+    assert parts["source"] == "heuristic" and "NV_MMA_SYNC_F32_16x8x16_F16" in parts["config"]
+    assert len(dispatches(result)) == len(dispatches(whole)) + 1  # the sum, and nothing else apart
+    # nothing of the barrier reaches the host code: the replayed module records every launch
+    assert compile_with_options(mlir, CompileOptions(target="cuda", execution="graphs")).output

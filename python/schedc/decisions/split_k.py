@@ -27,6 +27,12 @@ input channels. Only convolutions like those measured are split:
   one part's config stepped past its 48 input channels (kernel_config's K steps of a batched
   contraction now divide its K), and split it is as close to f64 as whole. (f32 1x1
   convolutions stay whole: split, MobileNetV2's held-out projections ran up to 1.5x slower.)
+
+A matmul (a Linear layer: rows x K times K x N) is a 1x1 convolution over its rows, and an f16
+one is split by the same rule with its own constants, fitted on synthetic Linear layers
+(`matmul_parts`, split-k's `matmuls` option, on by default): a transformer's MLP down
+projection at batch 1 (49-197 rows, K 688-1,536, N 192-384) whole ran 2.0-3.4x cuBLAS's time
+(eighteenth session). Batch matmuls (attention's) stay whole.
 """
 
 from __future__ import annotations
@@ -56,6 +62,14 @@ POINTWISE_SPLIT_OUTPUTS = 128 * 1024
 POINTWISE_MIN_CHANNELS = 256  # the fewest measured: 384
 POINTWISE_MIN_WORK = 3 * 2**20  # under the fewest measured: 3.5 M (768 -> 128 at 6x6)
 POINTWISE_DTYPES = ("f16",)  # bf16 ones were never measured split
+# f16 matmuls (Linear layers), fitted on bench/split_k.py's FIT_MATMUL (14 synthetic ones, K
+# 256-4,096, 16-256 rows; H100): parts double while the outputs stay under MATMUL_SPLIT_OUTPUTS,
+# from a K of MATMUL_MIN_K. With them the pick was 1.015x the fastest part count measured
+# (geometric mean; the pointwise constants: 1.162x, whole: 1.426x), and on nine held-out Linear
+# layers (GPT-2's, ViT's, ConvNeXt's), not fitted on, 1.020x (whole: 1.203x). Every K of 256 or
+# 384 ran fastest whole.
+MATMUL_SPLIT_OUTPUTS = 512 * 1024
+MATMUL_MIN_K = 768
 
 
 # A weight gradient: its window has more positions than its output plane (a forward
@@ -90,6 +104,30 @@ def can_split(shape: OpShape, parts: int) -> bool:
     if shape.kind != "conv" or shape.groups != 1 or shape.dtype not in SPLIT_DTYPES or parts < 2:
         return False
     return shape.cin % parts == 0 and (shape.cin // parts) % PART_CHANNELS == 0
+
+
+def as_pointwise(shape: OpShape) -> OpShape | None:
+    """A matmul (not batched) as the 1x1 convolution over its rows it is: M pixels, K input
+    channels, N output channels. None for any other op."""
+    if shape.kind != "matmul" or shape.batch != 1:
+        return None
+    return OpShape("conv", shape.dtype, cin=shape.k, cout=shape.n, h=shape.m, w=1)
+
+
+def matmul_parts(shape: OpShape, parts: int = 0, split_outputs: int = 0) -> int:
+    """The parts a matmul's reduction is split into (1: not split): `parts` where its K
+    divides into that many whole tensor-core steps, else (0) the f16 1x1 convolutions' rule
+    (`split_parts` with `pointwise_f16`) for the 1x1 convolution it is, with its own
+    constants: from a K of MATMUL_MIN_K, up to MATMUL_SPLIT_OUTPUTS outputs (`split_outputs`:
+    a parameter for bench/split_k.py's fit)."""
+    pointwise_shape = as_pointwise(shape)
+    if pointwise_shape is None:
+        return 1
+    if parts:
+        return parts if can_split(pointwise_shape, parts) else 1
+    if shape.k < MATMUL_MIN_K:
+        return 1
+    return split_parts(pointwise_shape, split_outputs or MATMUL_SPLIT_OUTPUTS, pointwise_f16=True)
 
 
 def pointwise(shape: OpShape) -> bool:

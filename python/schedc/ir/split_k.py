@@ -1,5 +1,5 @@
-"""A convolution's reduction split into parts over its input channels (the split-k pass's IR
-side; `schedc.decisions.split_k` decides how many).
+"""A convolution's reduction split into parts over its input channels, a matmul's over K (the
+split-k pass's IR side; `schedc.decisions.split_k` decides how many).
 
     // before: 512 -> 512 channels at 7x7, each output a sum over 512 x 3 x 3
     %y = linalg.conv_2d_nchw_fchw {...} ins(%x, %w : tensor<1x512x9x9xf16>, tensor<512x512x3x3xf16>)
@@ -12,7 +12,8 @@ side; `schedc.decisions.split_k` decides how many).
     %y = linalg.generic {... (n, f, y, x, g) -> (n, g, f, y, x), -> (n, f, y, x) ...} ins(%p) outs(%bias)
 
 IREE makes each of the two its own dispatch: the grouped convolution an implicit GEMM with the
-parts as its batch, the sum a reduction with the convolution's consumers fused into it.
+parts as its batch, the sum a reduction with the convolution's consumers fused into it. A
+matmul's parts are a batched matmul over `(g, rows, columns)`, read through reshapes alone.
 """
 
 from __future__ import annotations
@@ -59,14 +60,62 @@ def split_conv_rows(op: ir.Operation, parts: int) -> None:
     _split(op, parts, reshape, ("%x", "%kg"), types, maps)
 
 
-def _split(op: ir.Operation, parts: int, reshape: str, inputs: tuple[str, str], types: tuple[str, str], maps: tuple[str, str]) -> None:
+def split_matmul(op: ir.Operation, parts: int) -> None:
+    """Replaces the `linalg.matmul` `op` (rows x K times K x N) by its reduction in `parts`
+    parts over K (the caller checked that K divides: `schedc.decisions.split_k.matmul_parts`):
+    part g multiplies columns g*Kg..g*Kg+Kg-1 of the rows by the same rows of the right side.
+    An input that torch-mlir widened from f16 to accumulate in f32 (`widened_source`) is read
+    narrow and widened in the parts' body, as a split convolution's is.
+
+    The rows pass an `iree_tensor_ext.compute_barrier.end` before their reshape: without it
+    IREE moves the reshape up through the elementwise ops that make them (a layer norm's), which
+    then no longer fuse with their reductions (GPT-2 f16: 38 -> 61 dispatches for 8 split
+    matmuls; 46 with the barrier, one sum each). IREE removes its barriers itself when it forms
+    dispatches (`util.optimization_barrier` did the same here, but stayed to the host code,
+    where each split the call's submission with a wait)."""
+    sources = [widened_source(v) or v for v in op.operands[:2]]
+    (m, k), (_, n) = (ir.RankedTensorType(v.type).shape for v in sources)
+    ta, tb = (ir.RankedTensorType(v.type).element_type for v in sources)
+    kg = k // parts
+    a_g, b_g = _t((m, parts, kg), ta), _t((parts, kg, n), tb)
+    reshape = f"""
+  %xb = iree_tensor_ext.compute_barrier.end %x : {_t((m, k), ta)} -> {_t((m, k), ta)}
+  %xg = tensor.expand_shape %xb [[0], [1, 2]] output_shape [{m}, {parts}, {kg}] : {_t((m, k), ta)} into {a_g}
+  %kg = tensor.expand_shape %k [[0, 1], [2]] output_shape [{parts}, {kg}, {n}] : {_t((k, n), tb)} into {b_g}"""
+    _split(op, parts, reshape, ("%xg", "%kg"), (a_g, b_g), ("(r, g, c)", "(g, c, o)"),
+           arguments=[*sources, op.operands[2]], parallel=("g", "r", "o"), reductions=("c",))
+
+
+def widened_source(value: ir.Value) -> ir.Value | None:
+    """The narrower tensor `value` is an elementwise `arith.extf` of (a `linalg.generic` of
+    identity maps whose body only widens), or None."""
+    if not isinstance(value, ir.OpResult) or value.owner.operation.name != "linalg.generic":
+        return None
+    generic = value.owner.operation
+    if len(generic.operands) != 2 or len(generic.results) != 1:
+        return None
+    maps = [str(m) for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
+    if len(set(maps)) != 1:
+        return None
+    body = list(generic.regions[0].blocks[0].operations)
+    if len(body) != 2 or body[0].name != "arith.extf" or body[1].operands[0] != body[0].results[0]:
+        return None
+    if body[0].operands[0] != generic.regions[0].blocks[0].arguments[0]:
+        return None
+    source = generic.operands[0]
+    if ir.RankedTensorType(source.type).shape != ir.RankedTensorType(value.type).shape:
+        return None
+    return source
+
+
+def _split(op: ir.Operation, parts: int, reshape: str, inputs: tuple[str, str], types: tuple[str, str], maps: tuple[str, str],
+           arguments: list[ir.Value] | None = None, parallel=("n", "g", "f", "y", "x"), reductions=("c", "i", "j")) -> None:
     """The split's IR: the parts (a generic reading `inputs` through `maps` over the loops
-    (n, g, f, y, x, c, i, j)) into zeros, then their sum into the op's own output."""
-    image, filter_, out = (ir.RankedTensorType(v.type) for v in op.operands)
-    n = image.shape[0]
-    f, _, kh, kw = filter_.shape
-    oh, ow = out.shape[2:]
-    ti, tw, ta = image.element_type, filter_.element_type, out.element_type
+    `parallel` + `reductions`, the part `g` among the first) into zeros, then their sum into
+    the op's own output. `arguments`: the split's inputs and output (default: `op`'s)."""
+    arguments = list(op.operands) if arguments is None else arguments
+    x_t, k_t, out = (ir.RankedTensorType(v.type) for v in arguments)
+    ti, tw, ta = x_t.element_type, k_t.element_type, out.element_type
 
     def widened(value: str, element) -> tuple[str, str]:
         if element == ta:
@@ -75,31 +124,37 @@ def _split(op: ir.Operation, parts: int, reshape: str, inputs: tuple[str, str], 
 
     widen_a, a = widened("%a", ti)
     widen_b, b = widened("%b", tw)
-    parts_t = _t((n, parts, f, oh, ow), ta)
-    loops8 = "(n, g, f, y, x, c, i, j)"
+    out_loops = [d for d in parallel if d != "g"]
+    parts_t = _t(tuple(parts if d == "g" else out.shape[out_loops.index(d)] for d in parallel), ta)
+    loops = f"({', '.join(parallel + reductions)})"
+    part_map, out_map = f"({', '.join(parallel)})", f"({', '.join(out_loops)})"
+    sum_loops = f"({', '.join(out_loops + ['g'])})"
+    iterators = ", ".join(['"parallel"'] * len(parallel) + ['"reduction"'] * len(reductions))
+    sum_iterators = ", ".join(['"parallel"'] * len(out_loops) + ['"reduction"'])
+    out_t = _t(out.shape, ta)
     text = f"""
-func.func private @split(%x: {_t(image.shape, ti)}, %k: {_t(filter_.shape, tw)}, %init: {_t(out.shape, ta)}) -> {_t(out.shape, ta)} {{{reshape}
+func.func private @split(%x: {_t(x_t.shape, ti)}, %k: {_t(k_t.shape, tw)}, %init: {out_t}) -> {out_t} {{{reshape}
   %zero = arith.constant 0.0 : {ta}
   %pe = tensor.empty() : {parts_t}
   %pz = linalg.fill ins(%zero : {ta}) outs(%pe : {parts_t}) -> {parts_t}
-  %p = linalg.generic {{indexing_maps = [affine_map<{loops8} -> {maps[0]}>,
-                                        affine_map<{loops8} -> {maps[1]}>, affine_map<{loops8} -> (n, g, f, y, x)>],
-                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}}
+  %p = linalg.generic {{indexing_maps = [affine_map<{loops} -> {maps[0]}>,
+                                        affine_map<{loops} -> {maps[1]}>, affine_map<{loops} -> {part_map}>],
+                       iterator_types = [{iterators}]}}
       ins({inputs[0]}, {inputs[1]} : {types[0]}, {types[1]}) outs(%pz : {parts_t}) {{
   ^bb0(%a: {ti}, %b: {tw}, %o: {ta}):
     {widen_a}{widen_b}%m = arith.mulf {a}, {b} : {ta}
     %s = arith.addf %o, %m : {ta}
     linalg.yield %s : {ta}
   }} -> {parts_t}
-  %r = linalg.generic {{indexing_maps = [affine_map<(n, f, y, x, g) -> (n, g, f, y, x)>, affine_map<(n, f, y, x, g) -> (n, f, y, x)>],
-                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}}
-      ins(%p : {parts_t}) outs(%init : {_t(out.shape, ta)}) {{
+  %r = linalg.generic {{indexing_maps = [affine_map<{sum_loops} -> {part_map}>, affine_map<{sum_loops} -> {out_map}>],
+                       iterator_types = [{sum_iterators}]}}
+      ins(%p : {parts_t}) outs(%init : {out_t}) {{
   ^bb0(%a: {ta}, %o: {ta}):
     %s = arith.addf %o, %a : {ta}
     linalg.yield %s : {ta}
-  }} -> {_t(out.shape, ta)}
-  return %r : {_t(out.shape, ta)}
+  }} -> {out_t}
+  return %r : {out_t}
 }}"""
     with op.context, op.location:
         helper = ir.Module.parse(text)
-        inline_in_place(op, helper.body.operations[0])
+        inline_in_place(op, helper.body.operations[0], arguments)
