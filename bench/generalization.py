@@ -19,7 +19,7 @@ read 0%.
 with `--unsplit` also the replayed module without split-k, with `--fused` also the replayed one
 with IREE's aggressive fusion and generic matmuls (FUSION_FLAGS), the same with mma-operands
 swapping nothing, and IREE's own module with them, and with `--constants "NAME=VALUE;..."` the
-replayed one compiled with those kernel_config constants (a cost model's before a fit), and
+replayed one compiled with those kernel_config or split_k constants (a cost model's before a fit), and
 with `--copies` the replayed one with IREE's padding copies (padded-producers off), and with
 `--kernel-db DB.json` the replayed one with a tuned database's configs (`schedc tune merge` on
 held-out models, for what tuning gives a whole model), each its own column.
@@ -63,7 +63,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 from layers import split_by_marker  # noqa: E402
-from timing import ncu_kernel_times  # noqa: E402
+from timing import interleaved_median_ms, median_ms, ncu_kernel_times  # noqa: E402
 
 TILED = ("matmul", "batch_matmul", "matmul_like", "conv", "depthwise_conv")
 VARIANTS = {  # module name -> (schedc.compile keywords, execution at run time)
@@ -87,8 +87,8 @@ FUSED = {"schedc-graphs-fused": ({"execution": "graphs", "iree_flags": FUSION_FL
          "iree-fused": ({"tuning": False, "execution": "graphs", "iree_flags": FUSION_FLAGS}, "graphs")}
 
 
-# `prepare --constants "NAME=VALUE;..."`: the replayed module compiled with these kernel_config
-# constants (e.g. a cost model's before a fit), beside the default in the same process.
+# `prepare --constants "NAME=VALUE;..."`: the replayed module compiled with these kernel_config or
+# split_k constants (e.g. a cost model's before a fit), beside the default in the same process.
 CONSTANTS = {"schedc-graphs-constants": ({"execution": "graphs"}, "graphs")}
 # `prepare --copies`: the replayed module with IREE's padding copies (padded-producers off), to
 # time what writing the padded buffers in their producers gives in the same process.
@@ -115,11 +115,11 @@ def _variants(folder: Path) -> dict:
 
 
 def _constants(text: str) -> dict:
-    """`NAME=VALUE;...` as kernel_config's constants (each one it has; VALUE a Python literal of
-    the constant's type, e.g. `MMA_CONSTANTS={"matmul": (256, 320, 1048576, 0)}`)."""
+    """`NAME=VALUE;...` as kernel_config's or split_k's constants (each one it has; VALUE a
+    Python literal of the constant's type, e.g. `MMA_CONSTANTS={"matmul": (256, 320, 1048576, 0)}`)."""
     import ast
 
-    from schedc.decisions import kernel_config as kc
+    from sweep import constants_module
 
     values = {}
     for item in filter(None, text.split(";")):
@@ -129,9 +129,9 @@ def _constants(text: str) -> dict:
             parsed = ast.literal_eval(value.strip())
         except (ValueError, SyntaxError):
             raise SystemExit(f"--constants: {value.strip()!r} is not a Python literal")
-        current = getattr(kc, name, None)
+        current = getattr(constants_module(name), name, None)
         if not name.isupper() or current is None or type(parsed) is not type(current):
-            raise SystemExit(f"--constants: kernel_config has no {type(parsed).__name__} constant {name!r}")
+            raise SystemExit(f"--constants: neither kernel_config nor split_k has a constant {name!r} of type {type(parsed).__name__}")
         values[name] = {**current, **parsed} if isinstance(current, dict) else parsed
     return values
 
@@ -221,17 +221,20 @@ def prepare(args) -> None:
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
-def _median_ms(call, repeats: int) -> float:
-    """bench/timing.py's median, of a call that ends with the GPU synchronised."""
+def _synchronised(call):
+    """`call`, then a wait for the GPU."""
     import torch
-
-    from timing import median_ms
 
     def synchronised():
         call()
         torch.cuda.synchronize()
 
-    return median_ms(synchronised, repeats)
+    return synchronised
+
+
+def _median_ms(call, repeats: int) -> float:
+    """bench/timing.py's median, of a call that ends with the GPU synchronised."""
+    return median_ms(_synchronised(call), repeats)
 
 
 def _load(folder: Path, name: str, dtype: str):
@@ -288,12 +291,18 @@ def run_one(folder: Path, name: str, dtype: str, execution: str, repeats: int, i
                     except Exception as e:  # a reference that fails is reported, not fatal
                         rows[f"inductor-{mode}{suffix}"] = {"failed": str(e).splitlines()[0][:200]}
             torch.backends.cudnn.allow_tf32 = False
+        # The modules of this execution mode are timed interleaved, a call of each in turn:
+        # two identical modules timed one after the other differed by 18% (llama f16, H100).
+        calls = {}
         for variant, (_, mode) in _variants(folder).items():
             if mode != execution:
                 continue
             module = schedc.load(str(folder / f"{name}.{dtype}.{variant}.vmfb"), device="cuda", execution=mode, params=archive)
             output = module.forward(x, copy=True)
-            rows[variant] = {"ms": _median_ms(lambda: module.forward(x), repeats), "error": _error(output, reference), "error64": _error(output, exact)}
+            rows[variant] = {"error": _error(output, reference), "error64": _error(output, exact)}
+            calls[variant] = _synchronised(lambda module=module: module.forward(x))
+        for variant, ms in interleaved_median_ms(calls, repeats).items():
+            rows[variant]["ms"] = ms
     return rows
 
 
@@ -507,7 +516,7 @@ def main() -> int:
             p.add_argument("--kernel-db", default="", metavar="DB.json",
                            help="also the replayed module with this tuned kernel database's configs (schedc tune merge)")
             p.add_argument("--constants", default="", metavar="NAME=VALUE;...",
-                           help="also the replayed module compiled with these kernel_config constants (e.g. before a fit)")
+                           help="also the replayed module compiled with these kernel_config or split_k constants (e.g. before a fit)")
     r = sub.add_parser("run")
     r.add_argument("folder")
     r.add_argument("--repeats", type=int, default=200)

@@ -633,18 +633,24 @@ IGEMM_NAMES = ("IM2COL_READS", "IGEMM_SIZE_COST", "IGEMM_N_THREAD_COST", "IGEMM_
 IGEMM_GRID = ((1, 2, 4, 8), (0, 0.25, 0.5), (0, 0.5, 1, 2), (0, 1, 2, 4))
 
 
-def _with_constants(names, values, work):
-    """`work()` with kernel_config's constants `names` set to `values`, then restored."""
-    from schedc.decisions import kernel_config as kc
+def constants_module(name: str):
+    """The decision module that holds constant `name`: kernel_config's, else split_k's."""
+    from schedc.decisions import kernel_config, split_k
 
-    saved = [getattr(kc, name) for name in names]
-    for name, value in zip(names, values):
-        setattr(kc, name, value)
+    return kernel_config if hasattr(kernel_config, name) or not hasattr(split_k, name) else split_k
+
+
+def _with_constants(names, values, work):
+    """`work()` with the constants `names` (kernel_config's or split_k's) set to `values`, then restored."""
+    modules = [constants_module(name) for name in names]
+    saved = [getattr(module, name) for module, name in zip(modules, names)]
+    for module, name, value in zip(modules, names, values):
+        setattr(module, name, value)
     try:
         return work()
     finally:
-        for name, value in zip(names, saved):
-            setattr(kc, name, value)
+        for module, name, value in zip(modules, names, saved):
+            setattr(module, name, value)
 
 
 def igemm_grid_picks(sig) -> list:

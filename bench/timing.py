@@ -59,6 +59,22 @@ def median_ms(call, repeats: int = 100, warmup: int = 10) -> float:
     return statistics.median(times)
 
 
+def interleaved_median_ms(calls: dict, repeats: int = 100, warmup: int = 10) -> dict:
+    """Median wall time in milliseconds of each of `calls` (name -> a call that synchronises),
+    timed in rounds of one call each, so that a drift of the machine (clocks, another process)
+    falls on all of them alike: modules compared in one process are timed this way."""
+    for _ in range(warmup):
+        for call in calls.values():
+            call()
+    times = {name: [] for name in calls}
+    for _ in range(repeats):
+        for name, call in calls.items():
+            start = time.perf_counter()
+            call()
+            times[name].append((time.perf_counter() - start) * 1e3)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
 NCU_UNITS_US = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
 
 
