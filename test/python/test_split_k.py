@@ -203,8 +203,10 @@ def test_f16_linear_layers_split_by_the_rule_of_the_1x1_convolutions_they_are():
     # a transformer's MLP down projection at batch 1: 16,384 outputs, each a sum of 1,024 products
     assert matmul_parts(_linear(64, 1024, 256)) == 16
     assert matmul_parts(_linear(64, 1024, 256)) == split_parts(as_pointwise(_linear(64, 1024, 256)), MATMUL_SPLIT_OUTPUTS, pointwise_f16=True)
-    assert matmul_parts(_linear(197, 768, 192)) == 16  # 37,824 outputs
     assert matmul_parts(_linear(144, 2560, 640)) == 8  # 92,160 outputs
+    # rows that pad the tensor cores' 16-row tiles stay whole: ViT's 197 came out NaN split (H100)
+    assert matmul_parts(_linear(197, 768, 192)) == matmul_parts(_linear(49, 1536, 384)) == 1
+    assert matmul_parts(_linear(197, 768, 192), parts=16) == 16  # unless forced
     assert matmul_parts(_linear(2048, 1024, 256)) == 1  # 524,288 outputs fill the GPU
     assert matmul_parts(_linear(64, 1024, 256, dtype="f32")) == 1  # f32 1x1 convolutions ran slower split
     assert matmul_parts(_linear(64, 1376, 256)) == 2  # 688 input channels a part; 344 is no whole number of K steps
