@@ -131,7 +131,7 @@ def _constants(text: str) -> dict:
             raise SystemExit(f"--constants: {value.strip()!r} is not a Python literal")
         current = getattr(constants_module(name), name, None)
         if not name.isupper() or current is None or type(parsed) is not type(current):
-            raise SystemExit(f"--constants: neither kernel_config nor split_k has a constant {name!r} of type {type(parsed).__name__}")
+            raise SystemExit(f"--constants: kernel_config, its sums and split_k have no constant {name!r} of type {type(parsed).__name__}")
         values[name] = {**current, **parsed} if isinstance(current, dict) else parsed
     return values
 

@@ -1125,11 +1125,14 @@ def padded_to_tiles(config: KernelConfig) -> KernelConfig:
 def heuristic_config(sig: KernelSignature, chip: Chip | None = None) -> KernelConfig | None:
     """The analytic choice for a kernel never tuned: the best-scored candidate for the chip's
     SM count. Only for tiled kernels (matmuls, convolutions) that start from a fill: there
-    IREE's default leaves most SMs idle; elsewhere IREE's own choice is kept."""
+    IREE's default leaves most SMs idle; and for the sums of split-k's parts (`sums`), which
+    IREE reads uncoalesced; elsewhere IREE's own choice is kept."""
     if sig.kind in SCATTER_KINDS:
         return scatter_config(sig)
     if window_parts_form(sig):
         return window_parts_config(sig)
+    if sums.parts_sum_form(sig):
+        return sums.parts_sum_config(sig)
     if sig.kind not in TILED_KINDS + POOLING_KINDS or sig.chained:
         return None
     if is_matvec(sig):
@@ -1282,5 +1285,6 @@ def choose_config(sig: KernelSignature, database: KernelDatabase | None, heurist
     return Choice(None, "iree")
 
 
-# Matrix-vector products: their own module, which builds on the types above.
-from schedc.decisions.kernel_config import matvec  # noqa: E402
+# Matrix-vector products and the sums of split-k's parts: their own modules, which build on the
+# types above.
+from schedc.decisions.kernel_config import matvec, sums  # noqa: E402
