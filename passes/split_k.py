@@ -14,15 +14,12 @@ not) (`window_parts`, `schedc.ir.split_k.split_conv_rows`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from iree.compiler import ir
-
-from schedc.decisions.cpu_config import OpShape
 from schedc.decisions.split_k import MAX_PARTS, WINDOW_ROWS, choose_split, matmul_parts
 from schedc.ir.cpu_ops import op_shape
 from schedc.ir.iree import function_ops, ops_named
-from schedc.ir.split_k import split_conv, split_conv_rows, split_matmul, widened_source
+from schedc.ir.split_k import matmul_shape, split_conv, split_conv_rows, split_matmul
 from schedc.options import Phase
 from schedc.passes.base import PassInfo
 
@@ -69,29 +66,12 @@ def split_k(module, pass_, options: Options, context) -> None:
                 split.append({"op": shape.key, "parts": parts, "over": over})
         if options.matmuls and (options.parts or chosen):
             for op in ops_named(function, "linalg.matmul"):
-                shape = _matmul_shape(op)
+                shape = matmul_shape(op)
                 parts = matmul_parts(shape, options.parts) if shape is not None else 1
                 if parts > 1:
                     split_matmul(op, parts)
                     split.append({"op": shape.key, "parts": parts, "over": "k"})
     context.records.setdefault("split-k", {})["module"] = {"split": split, "max_parts": options.parts or MAX_PARTS}
-
-
-MATMUL_MAPS = ["affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>", "affine_map<(d0, d1, d2) -> (d0, d1)>"]
-
-
-def _matmul_shape(op) -> OpShape | None:
-    """A plain `linalg.matmul` as plain data, its element type that of the inputs it reads
-    before torch-mlir widened them (an f16 Linear layer accumulates in f32: its matmul reads
-    f32 widenings of f16 tensors). None for a matmul of other maps or mixed inputs."""
-    if [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])] != MATMUL_MAPS:  # a transposed form
-        return None
-    shape = op_shape(op)
-    sources = [widened_source(v) or v for v in op.operands[:2]]
-    elements = {str(ir.RankedTensorType(v.type).element_type) for v in sources}
-    if shape is None or len(elements) != 1:
-        return None
-    return replace(shape, dtype=elements.pop())
 
 
 PASS = PassInfo(

@@ -18,9 +18,15 @@ matmul's parts are a batched matmul over `(g, rows, columns)`, read through resh
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from iree.compiler import ir
 
+from schedc.decisions.cpu_config import OpShape
+from schedc.ir.cpu_ops import op_shape
 from schedc.ir.rewrite import inline_in_place, tensor_type as _t
+
+MATMUL_MAPS = ["affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>", "affine_map<(d0, d1, d2) -> (d0, d1)>"]
 
 
 def split_conv(op: ir.Operation, parts: int) -> None:
@@ -71,7 +77,7 @@ def split_matmul(op: ir.Operation, parts: int) -> None:
     IREE moves the reshape up through the elementwise ops that make them (a layer norm's), which
     then no longer fuse with their reductions (GPT-2 f16: 38 -> 61 dispatches for 8 split
     matmuls; 46 with the barrier, one sum each). IREE removes its barriers itself when it forms
-    dispatches (`util.optimization_barrier` did the same here, but stayed to the host code,
+    dispatches (`util.optimization_barrier` did the same here, but stayed in the host code,
     where each split the call's submission with a wait)."""
     sources = [widened_source(v) or v for v in op.operands[:2]]
     (m, k), (_, n) = (ir.RankedTensorType(v.type).shape for v in sources)
@@ -84,6 +90,21 @@ def split_matmul(op: ir.Operation, parts: int) -> None:
   %kg = tensor.expand_shape %k [[0, 1], [2]] output_shape [{parts}, {kg}, {n}] : {_t((k, n), tb)} into {b_g}"""
     _split(op, parts, reshape, ("%xg", "%kg"), (a_g, b_g), ("(r, g, c)", "(g, c, o)"),
            arguments=[*sources, op.operands[2]], parallel=("g", "r", "o"), reductions=("c",))
+
+
+def matmul_shape(op: ir.Operation) -> OpShape | None:
+    """A plain `linalg.matmul` as plain data, its element type that of the inputs it reads
+    before torch-mlir widened them (an f16 Linear layer accumulates in f32: its matmul reads
+    f32 widenings of f16 tensors). None for a matmul of other maps (a transposed form) or of
+    mixed inputs."""
+    if "indexing_maps" in op.attributes and [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])] != MATMUL_MAPS:
+        return None
+    shape = op_shape(op)
+    sources = [widened_source(v) or v for v in op.operands[:2]]
+    elements = {str(ir.RankedTensorType(v.type).element_type) for v in sources}
+    if shape is None or len(elements) != 1:
+        return None
+    return replace(shape, dtype=elements.pop())
 
 
 def widened_source(value: ir.Value) -> ir.Value | None:
