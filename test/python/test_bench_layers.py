@@ -1,6 +1,7 @@
 """bench/layers.py's CPU side: a model's layers as IREE fuses them (a convolution with the
 ReLU that reads its output), one of each, the same on every run (the GPU machine finds them by
-running the model itself), and its reading of Nsight Compute's kernels between markers."""
+running the model itself), and its reading of Nsight Compute's kernels between markers; and
+what the GPU benches share (bench/timing.py, bench/split_k.py's shapes)."""
 
 from __future__ import annotations
 
@@ -62,3 +63,25 @@ def test_kernels_between_markers():
            '"4","forward$async_dispatch_1","gpu__time_duration.sum","usecond","0.5"\n')
     runs = layers.split_by_marker(ncu_kernel_times(csv))
     assert runs == [[("cudnn_conv", 2.5)], [("forward$async_dispatch_0", 3.5), ("forward$async_dispatch_1", 0.5)]]
+
+
+def test_modules_compared_in_one_process_are_timed_a_call_of_each_in_turn():
+    from timing import interleaved_median_ms
+
+    calls = []
+    medians = interleaved_median_ms({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, repeats=3, warmup=1)
+    assert calls == ["a", "b"] * 4  # a warm-up round, then three timed rounds
+    assert set(medians) == {"a", "b"} and all(ms >= 0 for ms in medians.values())
+
+
+def test_split_k_s_synthetic_linear_layers_are_no_held_out_model_s_and_its_pick_is_the_rule_s():
+    spec = importlib.util.spec_from_file_location("bench_split_k", ROOT / "bench" / "split_k.py")
+    split_k = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(split_k)
+    from schedc.decisions.split_k import MATMUL_MIN_K, MATMUL_SPLIT_OUTPUTS, matmul_parts
+
+    assert not set(split_k.FIT_MATMUL) & set(split_k.HELDOUT_MATMUL)
+    for shape in split_k.FIT_MATMUL + split_k.HELDOUT_MATMUL:
+        entry = {"shape": list(shape), "dtype": "f16"}
+        assert split_k._pick(entry, MATMUL_SPLIT_OUTPUTS, MATMUL_MIN_K) == matmul_parts(split_k._shape_data(shape, "f16"))
+        assert set(split_k._parts(shape, "f16")) <= set(split_k.PARTS) and 1 in split_k._parts(shape, "f16")
