@@ -50,6 +50,7 @@ def test_only_a_sum_over_a_short_leading_loop_is_one():
     assert not parts_sum_form(_sum((64, 56, 56), 2, reads=[0, 1, 2, 3]))  # the reduced loop innermost: a row reduction
     assert not parts_sum_form(_sum((64, 256), 1024))  # a long reduction is not a sum of parts
     assert parts_sum_config(_sum((64, 256), 1024)) is None
+    assert parts_sum_config(_sum((4, 1009), 4)) is None  # no whole tile of a prime row past 256 fills a subgroup
 
 
 def test_the_cuda_compile_gives_a_split_convolution_s_sum_its_config():

@@ -22,6 +22,8 @@ from __future__ import annotations
 SUM_THREADS = 256
 # The most parts a sum adds (split-k makes at most 16).
 MAX_SUM_PARTS = 64
+# Fewer threads than a subgroup a workgroup: IREE's own config instead.
+MIN_SUM_THREADS = 32
 
 
 def _projection(text: str) -> list[int] | None:
@@ -46,7 +48,8 @@ def parts_sum_form(sig) -> bool:
 
 
 def parts_sum_config(sig):
-    """The config of a sum of parts (`parts_sum_form`), or None when SUM_THREADS is 0."""
+    """The config of a sum of parts (`parts_sum_form`), or None when SUM_THREADS is 0 or whole
+    tiles would leave a workgroup under MIN_SUM_THREADS threads."""
     from schedc.decisions.kernel_config import KernelConfig
 
     if not SUM_THREADS or not parts_sum_form(sig):
@@ -60,6 +63,9 @@ def parts_sum_config(sig):
             threads *= extents[i]
             continue
         tiles[i] = max(d for d in range(1, SUM_THREADS // threads + 1) if extents[i] % d == 0)
+        threads *= tiles[i]
         break
+    if threads < MIN_SUM_THREADS:
+        return None  # a long prime row (1,009 outputs): no whole tile fills a subgroup
     zeros = [0] * len(extents)
     return KernelConfig(workgroup=(*tiles, 0), reduction=(*zeros, parts), thread=(*[1] * len(extents), 0))
