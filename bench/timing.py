@@ -49,14 +49,7 @@ def load_model(folder: Path, name: str):
 
 def median_ms(call, repeats: int = 100, warmup: int = 10) -> float:
     """Median wall time of `call()` in milliseconds (the call itself must synchronise)."""
-    for _ in range(warmup):
-        call()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+    return interleaved_median_ms({"call": call}, repeats, warmup)["call"]
 
 
 def interleaved_median_ms(calls: dict, repeats: int = 100, warmup: int = 10) -> dict:
