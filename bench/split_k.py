@@ -194,12 +194,10 @@ def _pick(entry, *constants: int) -> int:
     shape = _shape_data(tuple(entry["shape"]), entry["dtype"])
     if not _is_matmul(entry["shape"]):
         return split_k.split_parts(shape, *constants)
+    from sweep import _with_constants
+
     outputs, min_k = constants
-    saved, split_k.MATMUL_MIN_K = split_k.MATMUL_MIN_K, min_k
-    try:
-        return split_k.matmul_parts(shape, split_outputs=outputs)
-    finally:
-        split_k.MATMUL_MIN_K = saved
+    return _with_constants(("MATMUL_MIN_K",), (min_k,), lambda: split_k.matmul_parts(shape, split_outputs=outputs))
 
 
 def table(folder: Path, results: dict) -> None:

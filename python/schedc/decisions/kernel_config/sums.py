@@ -18,6 +18,8 @@ largest divisor of the next loop that fits.
 
 from __future__ import annotations
 
+from schedc.decisions.kernel_config import KernelConfig, map_terms
+
 # The most threads a workgroup of a sum holds (0: IREE's own config for every sum).
 SUM_THREADS = 256
 # The most parts a sum adds (split-k makes at most 16).
@@ -28,8 +30,6 @@ MIN_SUM_THREADS = 32
 
 def _projection(text: str) -> list[int] | None:
     """The loops `affine_map<(d0, ..) -> (d3, d0, ..)>` reads, in order; None for any other map."""
-    from schedc.decisions.kernel_config import map_terms
-
     terms = map_terms(text)
     if terms is None or any(len(sums) != 1 or sums[0][1] != 1 for sums in terms):
         return None
@@ -50,8 +50,6 @@ def parts_sum_form(sig) -> bool:
 def parts_sum_config(sig):
     """The config of a sum of parts (`parts_sum_form`), or None when SUM_THREADS is 0 or whole
     tiles would leave a workgroup under MIN_SUM_THREADS threads."""
-    from schedc.decisions.kernel_config import KernelConfig
-
     if not SUM_THREADS or not parts_sum_form(sig):
         return None
     *extents, parts = sig.loops
