@@ -74,6 +74,7 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
         "print-kernel-graph": "flow",
         "cpu-config": "input",
         "split-k": "input",
+        "triton-conv": "input",
         "split-concat": "preprocessing",
         "padded-producers": "preprocessing",
         "mma-operands": "flow",
@@ -90,5 +91,5 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
     with pytest.raises(PipelineError) as info:
         parse_pipeline("nope", REGISTRY)
     assert str(info.value) == (
-        "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, mma-operands, overlap-fills, padded-producers, print-kernel-graph, reduction-config, remat, split-concat, split-k, static-replay, stream-schedule, stream-waves"
+        "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, mma-operands, overlap-fills, padded-producers, print-kernel-graph, reduction-config, remat, split-concat, split-k, static-replay, stream-schedule, stream-waves, triton-conv"
     )

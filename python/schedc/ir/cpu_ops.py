@@ -62,7 +62,7 @@ def _element(value: ir.Value) -> str:
     return "bf16" if str(element) == "bf16" else f"{kind}{element_bits(element)}"
 
 
-def _zero_fill(value: ir.Value) -> bool:
+def zero_fill(value: ir.Value) -> bool:
     """Whether `value` is a `linalg.fill` of a constant zero."""
     if not isinstance(value, ir.OpResult) or value.owner.operation.name != "linalg.fill":
         return False
@@ -92,7 +92,7 @@ def op_shape(op: ir.Operation) -> OpShape | None:
         return OpShape("matmul", dtype, batch=batch, m=m, n=n, k=k)
     image, filter_, out = shapes
     strides, dilations = _pair(op, "strides"), _pair(op, "dilations")
-    accumulates = not _zero_fill(op.operands[2])
+    accumulates = not zero_fill(op.operands[2])
     if name == "linalg.depthwise_conv_2d_nchw_chw":
         return OpShape("depthwise", dtype, batch=image[0], cin=image[1], cout=out[1], h=image[2], w=image[3],
                        kh=filter_[1], kw=filter_[2], stride=strides, dilation=dilations, groups=image[1], accumulates=accumulates)
@@ -559,7 +559,7 @@ def _to_gemm(module: ir.Module, function: func.FuncOp, zero_start: bool, nhwc: b
              and all(_shape(v) is not None and str(v.type.element_type) == "f32" for v in o.operands)]
     if not found:
         return False
-    epilogues = [fusable_epilogue(op, zero_start or _zero_fill(op.operands[2])) for op in found]
+    epilogues = [fusable_epilogue(op, zero_start or zero_fill(op.operands[2])) for op in found]
     pads = [absorbed_pad(op) if nhwc and op.name not in MATMULS else None for op in found]
     helpers = [_gemm_executable(str(object_path()))]
     helpers += [_gemm_call(op, f"schedc_gemm_{number}", fused and fused[0], nhwc, pad)
@@ -567,7 +567,7 @@ def _to_gemm(module: ir.Module, function: func.FuncOp, zero_start: bool, nhwc: b
     append_functions(module, "\n".join(helpers), function.context)
     for number, (op, fused, pad) in enumerate(zip(found, epilogues, pads)):
         init = op.operands[2]
-        start = zero_start or _zero_fill(init) or fused is not None  # an epilogue's bias is the initial value, or follows a zero one
+        start = zero_start or zero_fill(init) or fused is not None  # an epilogue's bias is the initial value, or follows a zero one
         group = fused[1] if fused else [op]
         last = group[-1]  # the dispatch goes where the bias is defined: at the last op it replaces
         padding = op.operands[0].owner.operation if pad else None  # read by the kernel in place, then erased
@@ -769,13 +769,13 @@ def rewrite_op(op: ir.Operation, layout: str, data_tiling: bool = False, channel
                 op.attributes[DATA_TILING_HINT] = ir.UnitAttr.get()
             return data_tiling
         outlined = ir.Module.create()
-        fused = fusable_epilogue(op, _zero_fill(op.operands[-1])) if layout == "gemm" else None
+        fused = fusable_epilogue(op, zero_fill(op.operands[-1])) if layout == "gemm" else None
         group = fused[1] if fused else [op]
         pad = absorbed_pad(op) if layout == "gemm" and channels_last and op.name == "linalg.conv_2d_nchw_fchw" else None
         if pad is not None:  # outlined with it, for the NHWC kernel to read the image unpadded
             group = [op.operands[0].owner.operation] + group
         function, arguments = _outline_group(group, outlined, "outlined")
-        if not _rewrite_function(outlined, function, op.name, layout, biased=not _zero_fill(op.operands[-1]), channels_last=channels_last):
+        if not _rewrite_function(outlined, function, op.name, layout, biased=not zero_fill(op.operands[-1]), channels_last=channels_last):
             return False
         if data_tiling:
             _mark_contractions(function)

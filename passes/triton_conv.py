@@ -1,0 +1,72 @@
+"""triton-conv: on cuda, run f16 and bf16 convolutions in schedc's Triton kernel.
+
+Named in `--passes` only (not yet measured against IREE's kernels on a GPU, so not a default).
+It runs where IREE's input conversion ends (linalg on tensors, before dispatch formation), before
+split-k: each `linalg.conv_2d_nchw_fchw` that qualifies (schedc.ir.triton_conv.conv_sizes) gets
+its tiles (schedc.decisions.triton_conv.conv_tiles), its kernel compiled ahead of time to PTX by
+Triton (schedc.kernels.triton_conv), and a dispatch of that PTX in its place. Where Triton is
+not installed, the pass leaves every convolution to IREE and the report says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from schedc.ir.iree import function_name, function_ops, ops_named
+from schedc.kernels import KernelUnavailable
+from schedc.kernels.triton_conv import TritonMissing
+from schedc.options import Phase
+from schedc.passes.base import PassInfo
+
+
+@dataclass(frozen=True)
+class Options:
+    enabled: bool = True
+    # The GPU the kernels are compiled for (80: sm_80 PTX, which any later GPU's driver
+    # compiles; 90: sm_90a, H100 and H200 only); 0: the compile's --cuda-arch.
+    arch: int = 0
+
+    def __post_init__(self):
+        if self.arch not in (0, 80, 86, 89, 90):
+            raise ValueError(f"arch must be 0 (the compile's --cuda-arch), 80, 86, 89 or 90, not {self.arch}")
+
+
+def _arch(options: Options, context) -> int:
+    if options.arch:
+        return options.arch
+    digits = "".join(ch for ch in (context.arch or "sm_80") if ch.isdigit())
+    return int(digits) if digits else 80
+
+
+def triton_conv(module, pass_, options: Options, context) -> None:
+    from schedc.ir.triton_conv import rewrite
+
+    if not options.enabled or (context.target or "cuda") != "cuda":
+        return
+    records = context.records.setdefault("triton-conv", {})
+    executables: dict[str, str] = {}
+    arch = _arch(options, context)
+    for function in function_ops(module):
+        replaced, declined = [], []
+        for op in ops_named(function, "linalg.conv_2d_nchw_fchw"):
+            try:
+                decided = rewrite(op, arch, executables)
+            except TritonMissing as e:
+                records["unavailable"] = str(e)
+                return
+            except KernelUnavailable as e:  # this one stays IREE's
+                declined.append(str(e))
+                continue
+            if decided is not None:
+                replaced.append(decided)
+        if replaced or declined:
+            records[function_name(function)] = {"arch": arch, "convolutions": replaced, "declined": declined}
+
+
+PASS = PassInfo(
+    name="triton-conv",
+    summary="on cuda, run f16 and bf16 convolutions in schedc's Triton kernel (compiled ahead of time to PTX) instead of IREE's code",
+    run=triton_conv,
+    options=Options,
+    phase=Phase.INPUT,
+)

@@ -1,0 +1,93 @@
+"""The tiles of schedc's CUDA convolution kernel for one convolution (plain data in, plain data
+out; schedc.kernels.triton_conv has the kernel).
+
+A workgroup computes a `bm` x `bn` tile of the implicit GEMM (output pixels x output channels)
+over the channels, `bk` at a time. Where the tiles are too few to fill the GPU, the channels are
+split in parts (f32 partial sums, added after), as split-k does for IREE's kernels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ConvSizes:
+    """One convolution: an NCHW image n x c x h x w (unpadded), an FCHW filter f x c x r x s,
+    an NCHW output n x f x oh x ow; `padding` rows above and columns left of the image are
+    read as zeros (and any below or right of it that the output's size reaches)."""
+    n: int
+    c: int
+    h: int
+    w: int
+    f: int
+    r: int
+    s: int
+    oh: int
+    ow: int
+    stride: tuple[int, int] = (1, 1)
+    padding: tuple[int, int] = (0, 0)
+    dilation: tuple[int, int] = (1, 1)
+    dtype: str = "f16"  # the image's and the filter's: f16 or bf16
+    out_dtype: str = "f32"  # the output's: f32, or the image's type where only its cast reads it
+
+    @property
+    def key(self) -> str:
+        return (f"conv_{self.n}x{self.c}x{self.h}x{self.w}_{self.f}x{self.r}x{self.s}_s{self.stride[0]}x{self.stride[1]}"
+                f"_p{self.padding[0]}x{self.padding[1]}_d{self.dilation[0]}x{self.dilation[1]}_{self.dtype}_{self.out_dtype}")
+
+
+@dataclass(frozen=True)
+class ConvTiles:
+    bm: int  # output pixels a workgroup
+    bn: int  # output channels a workgroup
+    bk: int  # channels a step
+    warps: int
+    stages: int
+    split: int = 1  # parts of the channels (f32 partial sums)
+
+
+
+# The SMs of the GPUs this is tuned for (an H100 SXM has 132).
+SMS = 132
+# Split the channels while the workgroups fill under half the SMs and each part keeps this many.
+MIN_PART_CHANNELS = 64
+MAX_PARTS = 8
+# The shared memory a workgroup's pipeline may take without asking the driver for more (CUDA's
+# default limit for dynamic shared memory; whether IREE's runtime raises it is not measured).
+SHARED_BYTES = 48 * 1024
+
+
+def shared_bytes(tiles: ConvTiles, element_bytes: int = 2) -> int:
+    """What the kernel's pipeline stages of A (bm x bk) and B (bk x bn) tiles take."""
+    return (tiles.bm * tiles.bk + tiles.bk * tiles.bn) * element_bytes * tiles.stages
+
+
+def conv_tiles(sizes: ConvSizes) -> ConvTiles:
+    rows = sizes.n * sizes.oh * sizes.ow
+    bm = 64 if rows >= 64 * SMS // 4 else 32
+    bn = 64 if sizes.f <= 64 else 128 if rows >= 64 * SMS else 64
+    bk = 16 if sizes.c < 32 else 32 if sizes.c < 64 else 64
+    tiles = -(-rows // bm) * -(-sizes.f // bn)
+    split = 1
+    while split < MAX_PARTS and tiles * split * 2 <= SMS and sizes.c // (split * 2) >= MIN_PART_CHANNELS:
+        split *= 2
+    chosen = ConvTiles(bm, bn, bk, warps=4, stages=3, split=split)
+    while shared_bytes(chosen) > SHARED_BYTES and chosen.bk > 16:
+        chosen = ConvTiles(bm, bn, chosen.bk // 2, warps=4, stages=3, split=split)
+    return chosen
+
+
+def grid(sizes: ConvSizes, tiles: ConvTiles) -> tuple[int, int, int]:
+    """The kernel's workgroups: the output's tiles (x), the parts of the channels (y)."""
+    rows = -(-(sizes.n * sizes.oh * sizes.ow) // tiles.bm)
+    columns = -(-sizes.f // tiles.bn)
+    return (rows * columns, tiles.split, 1)
+
+
+def kernel_constants(sizes: ConvSizes, tiles: ConvTiles) -> dict[str, int]:
+    """The kernel's compile-time constants, by the names schedc.kernels.triton_conv's
+    `conv2d_nchw` gives them."""
+    return dict(N=sizes.n, C=sizes.c, H=sizes.h, W=sizes.w, F=sizes.f, R=sizes.r, S=sizes.s, OH=sizes.oh, OW=sizes.ow,
+                SH=sizes.stride[0], SW=sizes.stride[1], PH=sizes.padding[0], PW=sizes.padding[1],
+                DH=sizes.dilation[0], DW=sizes.dilation[1], SPLIT=tiles.split, BM=tiles.bm, BN=tiles.bn, BK=tiles.bk, GROUP=8)

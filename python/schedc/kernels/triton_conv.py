@@ -1,0 +1,154 @@
+"""schedc's CUDA convolution kernel, written in Triton and compiled ahead of time to PTX.
+
+IREE 3.13 emits sm_80 tensor-core code (mma.sync) for every NVIDIA GPU, and its implicit-GEMM
+convolutions ran about 1.5x cuDNN's time on an H100 (bench/README.md, "Matmuls split over K").
+Triton compiles the same implicit GEMM for the GPU it is given (wgmma on sm_90). `compile_conv`
+compiles `conv2d_nchw` for one convolution's sizes and tiles (every size a compile-time
+constant, as IREE's own dispatches are), and a dispatch runs the PTX through IREE's custom
+dispatch path (a `hal.executable.source` whose object is the PTX: schedc.ir.triton_conv).
+
+The kernel reads an NCHW image and an FCHW filter (f16 or bf16) and writes an NCHW output in
+f32 (torch-mlir's accumulator) or, where only a cast reads that, in the cast's type, reading the
+padding as zeros: an implicit GEMM whose rows are the
+output pixels of every image, whose columns are the output channels, over the filter's channels
+for each window position. With `SPLIT` > 1 a workgroup takes one part of the channels and writes
+f32 partial sums `[SPLIT, N, F, OH, OW]`, which the module sums after it.
+
+Compiled PTX is cached under `schedc.kernels.cache_folder()`, named by a digest of this file,
+Triton's version, the target and the constants, so the same inputs give the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from schedc.kernels import KernelUnavailable, cache_folder
+
+KERNEL = "conv2d_nchw"
+TRITON_VERSION = "3.5.0"  # pyproject.toml's pin: the PTX a version emits is part of the output
+
+
+@dataclass(frozen=True)
+class CompiledConv:
+    ptx: str
+    name: str
+    threads: int
+    shared_bytes: int
+
+
+class TritonMissing(KernelUnavailable):
+    """Triton (the pinned version) is not installed: no convolution can take the kernel."""
+
+
+def _triton():
+    try:
+        import triton
+    except ImportError:
+        raise TritonMissing(f"Triton is not installed (pip install triton=={TRITON_VERSION}): schedc's CUDA convolution kernel is compiled with it") from None
+    if triton.__version__ != TRITON_VERSION:
+        raise TritonMissing(f"Triton {triton.__version__} is installed; schedc's CUDA kernels are built with triton=={TRITON_VERSION}")
+    return triton
+
+
+def _kernel():
+    triton = _triton()
+    import triton.language as tl
+
+    @triton.jit
+    def conv2d_nchw(x_ptr, w_ptr, y_ptr,
+                    N: tl.constexpr, C: tl.constexpr, H: tl.constexpr, W: tl.constexpr, F: tl.constexpr,
+                    R: tl.constexpr, S: tl.constexpr, OH: tl.constexpr, OW: tl.constexpr,
+                    SH: tl.constexpr, SW: tl.constexpr, PH: tl.constexpr, PW: tl.constexpr,
+                    DH: tl.constexpr, DW: tl.constexpr, SPLIT: tl.constexpr,
+                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr):
+        # Workgroups in groups of GROUP row tiles, so neighbours share the filter's columns in L2.
+        pid = tl.program_id(0)
+        part = tl.program_id(1)
+        num_m: tl.constexpr = (N * OH * OW + BM - 1) // BM
+        num_n: tl.constexpr = (F + BN - 1) // BN
+        in_group = GROUP * num_n
+        first_m = (pid // in_group) * GROUP
+        group_m = min(num_m - first_m, GROUP)
+        pid_m = first_m + (pid % in_group) % group_m
+        pid_n = (pid % in_group) // group_m
+        offs_m = pid_m * BM + tl.arange(0, BM)
+        offs_n = pid_n * BN + tl.arange(0, BN)
+        image = offs_m // (OH * OW)
+        pixel = offs_m % (OH * OW)
+        oh = pixel // OW
+        ow = pixel % OW
+        m_ok = offs_m < N * OH * OW
+        n_ok = offs_n < F
+        CP: tl.constexpr = (C + SPLIT - 1) // SPLIT  # channels a part
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for r in tl.static_range(R):
+            for s in tl.static_range(S):
+                ih = oh * SH - PH + r * DH
+                iw = ow * SW - PW + s * DW
+                inside = m_ok & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+                base = image * (C * H * W) + ih * W + iw
+                for c0 in range(0, CP, BK):
+                    channel = part * CP + c0 + tl.arange(0, BK)
+                    c_ok = (c0 + tl.arange(0, BK) < CP) & (channel < C)
+                    a = tl.load(x_ptr + channel[None, :] * (H * W) + base[:, None], mask=inside[:, None] & c_ok[None, :], other=0.0)
+                    b = tl.load(w_ptr + offs_n[None, :] * (C * R * S) + channel[:, None] * (R * S) + (r * S + s),
+                                mask=c_ok[:, None] & n_ok[None, :], other=0.0)
+                    acc = tl.dot(a, b, acc)
+        out = part * (N * F * OH * OW) + image[:, None] * (F * OH * OW) + offs_n[None, :] * (OH * OW) + pixel[:, None]
+        tl.store(y_ptr + out, acc.to(y_ptr.dtype.element_ty), mask=m_ok[:, None] & n_ok[None, :])
+
+    return triton, conv2d_nchw
+
+
+_TYPES = {"f16": "*fp16", "bf16": "*bf16", "f32": "*fp32"}
+
+
+def compile_conv(constants: dict[str, int], dtype: str, out_dtype: str, warps: int, stages: int, arch: int = 90,
+                 max_shared_bytes: int = 48 * 1024) -> CompiledConv:
+    """The PTX of `conv2d_nchw` with `constants` (its compile-time sizes and tiles, by name:
+    schedc.decisions.triton_conv.kernel_constants) for `dtype` images and filters and a
+    `out_dtype` output, on sm_`arch`, from the cache or Triton; KernelUnavailable where Triton
+    cannot compile it or it needs more than `max_shared_bytes` of shared memory."""
+    key = json.dumps({"source": hashlib.sha256(Path(__file__).read_bytes()).hexdigest(), "triton": TRITON_VERSION, "arch": arch,
+                      "constants": constants, "types": [dtype, out_dtype], "warps": warps, "stages": stages}, sort_keys=True)
+    path = cache_folder() / f"{KERNEL}-{hashlib.sha256(key.encode()).hexdigest()[:20]}.json"
+    if path.exists():
+        cached = json.loads(path.read_text())
+        return CompiledConv(cached["ptx"], cached["name"], cached["threads"], cached["shared_bytes"])
+    triton, kernel = _kernel()
+    from triton.backends.compiler import GPUTarget
+
+    signature = {"x_ptr": _TYPES[dtype], "w_ptr": _TYPES[dtype], "y_ptr": _TYPES[out_dtype]} | {k: "constexpr" for k in constants}
+    aligned = [["tt.divisibility", 16]]
+    source = triton.compiler.ASTSource(fn=kernel, signature=signature, constexprs=constants, attrs={(0,): aligned, (1,): aligned, (2,): aligned})
+    what = f"{KERNEL} {constants} {dtype}->{out_dtype}"
+    try:
+        compiled = triton.compile(source, target=GPUTarget("cuda", arch, 32), options={"num_warps": warps, "num_stages": stages})
+    except Exception as e:  # Triton's own errors (a tile it cannot lower): this convolution stays IREE's
+        raise KernelUnavailable(f"Triton could not compile {what}: {str(e).strip().splitlines()[-1][:300]}") from None
+    if compiled.metadata.shared > max_shared_bytes:
+        raise KernelUnavailable(f"{what} takes {compiled.metadata.shared} bytes of shared memory (at most {max_shared_bytes})")
+    result = CompiledConv(_without_scratch(compiled.asm["ptx"], compiled.metadata.name), compiled.metadata.name, 32 * warps,
+                          int(compiled.metadata.shared))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_text(json.dumps({"ptx": result.ptx, "name": result.name, "threads": result.threads, "shared_bytes": result.shared_bytes}))
+    os.replace(partial, path)
+    return result
+
+
+def _without_scratch(ptx: str, name: str) -> str:
+    """The PTX with the entry's trailing scratch pointers dropped. Triton 3.5 appends a global
+    and a profiling scratch pointer to every kernel's parameters; IREE passes a dispatch's
+    bindings and nothing else, and this kernel uses neither (its scratch sizes are 0)."""
+    entry = re.search(rf"\.entry {re.escape(name)}\((.*?)\)", ptx, re.S)
+    params = [p.strip() for p in entry.group(1).split(",")]
+    scratch = [p for p in params[3:]]
+    if len(params) != 5 or any(p.split()[-1] in ptx[entry.end():] for p in scratch):
+        raise KernelUnavailable(f"unexpected parameters in Triton's PTX for {name}: {params}")
+    return ptx[:entry.start(1)] + "\n\t" + ",\n\t".join(params[:3]) + "\n" + ptx[entry.end(1):]

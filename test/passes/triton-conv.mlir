@@ -1,0 +1,61 @@
+// RUN: schedc-opt %s --split-input-file --passes="triton-conv" | filecheck %s
+// RUN: not schedc-opt %s --passes="triton-conv{arch=75}" 2>&1 | filecheck %s --check-prefix=BAD
+
+// An f16 convolution whose padding nothing else reads, cast to f16 right after: one dispatch of
+// schedc's kernel reads the unpadded image and writes f16; the pad and the cast are gone.
+
+// Its bindings are indirect, as IREE's own dispatches' are (static-replay records them once).
+//       CHECK: #pipeline_layout = #hal.pipeline.layout<bindings = [#hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, Indirect>], flags = Indirect>
+// CHECK-LABEL: util.func public @padded
+//   CHECK-NOT:   tensor.pad
+//       CHECK:   %[[Y:.+]] = flow.dispatch @[[EXE:schedc_conv_[0-9a-f]+]]::@conv2d_nchw(%arg0, %arg1) : (tensor<1x64x14x14xf16>, tensor<64x64x3x3xf16>) -> tensor<1x64x14x14xf16>
+//  CHECK-NEXT:   util.return %[[Y]]
+//       CHECK:   hal.executable.source private @[[EXE]]
+//       CHECK:     hal.executable.export public @conv2d_nchw ordinal(0) layout(#pipeline_layout)
+//       CHECK:       %[[ROWS:.+]] = arith.constant 7 : index
+//       CHECK:       hal.return %[[ROWS]]
+//       CHECK:     <workgroup_size = [128 : index, 1 : index, 1 : index], workgroup_local_memory = {{[0-9]+}}>
+util.func public @padded(%x: tensor<1x64x14x14xf16>, %w: tensor<64x64x3x3xf16>) -> tensor<1x64x14x14xf16> {
+  %zero = arith.constant 0.0 : f16
+  %fzero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f16
+  } : tensor<1x64x14x14xf16> to tensor<1x64x16x16xf16>
+  %e = tensor.empty() : tensor<1x64x14x14xf32>
+  %f = linalg.fill ins(%fzero : f32) outs(%e : tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %w : tensor<1x64x16x16xf16>, tensor<64x64x3x3xf16>) outs(%f : tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32>
+  %h = tensor.empty() : tensor<1x64x14x14xf16>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x64x14x14xf32>) outs(%h : tensor<1x64x14x14xf16>) {
+  ^bb0(%in: f32, %out: f16):
+    %n = arith.truncf %in : f32 to f16
+    linalg.yield %n : f16
+  } -> tensor<1x64x14x14xf16>
+  util.return %t : tensor<1x64x14x14xf16>
+}
+
+// -----
+
+// A deep one with few outputs into a bias: parts of its channels in f32, added into the bias.
+
+// CHECK-LABEL: util.func public @deep
+//       CHECK:   %[[PARTS:.+]] = flow.dispatch @{{schedc_conv_[0-9a-f]+}}::@conv2d_nchw(%arg0, %arg1) : (tensor<1x512x9x9xf16>, tensor<512x512x3x3xf16>) -> tensor<8x1x512x7x7xf32>
+//       CHECK:   %[[SUM:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[PARTS]] : tensor<8x1x512x7x7xf32>) outs(%arg2 : tensor<1x512x7x7xf32>)
+//       CHECK:   util.return %[[SUM]]
+util.func public @deep(%x: tensor<1x512x9x9xf16>, %w: tensor<512x512x3x3xf16>, %bias: tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32> {
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<1x512x9x9xf16>, tensor<512x512x3x3xf16>) outs(%bias : tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32>
+  util.return %c : tensor<1x512x7x7xf32>
+}
+
+// -----
+
+// f32 and grouped convolutions stay IREE's.
+
+// CHECK-LABEL: util.func public @f32
+//       CHECK:   linalg.conv_2d_nchw_fchw
+util.func public @f32(%x: tensor<1x64x9x9xf32>, %w: tensor<64x64x3x3xf32>, %init: tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32> {
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<1x64x9x9xf32>, tensor<64x64x3x3xf32>) outs(%init : tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32>
+  util.return %c : tensor<1x64x7x7xf32>
+}
+
+// BAD: arch must be 0 (the compile's --cuda-arch), 80, 86, 89 or 90, not 75

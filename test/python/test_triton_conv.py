@@ -1,0 +1,155 @@
+"""triton-conv: the tiles each convolution gets, the kernel's numerics against torch (Triton's
+interpreter, on the host CPU), its PTX, and the cuda compile's dispatches of it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+import schedc
+from schedc.compiler.driver import compile_with_options
+from schedc.decisions.triton_conv import MAX_PARTS, ConvSizes, ConvTiles, conv_tiles, grid, kernel_constants
+from schedc.kernels import KernelUnavailable
+from schedc.kernels import triton_conv as kernel
+from schedc.options import CompileOptions
+
+triton = pytest.importorskip("triton")
+
+
+def _sizes(c, f, size, k=3, stride=1, n=1, dilation=1, dtype="f16", out_dtype="f32"):
+    pad = dilation * (k // 2)
+    out = (size + 2 * pad - dilation * (k - 1) - 1) // stride + 1
+    return ConvSizes(n, c, size, size, f, k, k, out, out, (stride, stride), (pad, pad), (dilation, dilation), dtype, out_dtype)
+
+
+def test_deep_convolutions_with_few_outputs_split_their_channels_and_large_ones_do_not():
+    assert conv_tiles(_sizes(512, 512, 7)).split == MAX_PARTS  # 49 pixels x 512 channels
+    assert conv_tiles(_sizes(64, 64, 56)).split == 1
+    assert conv_tiles(_sizes(64, 128, 56, stride=2)).split == 1
+    assert conv_tiles(_sizes(3, 64, 224, k=7, stride=2)).bk == 16  # a first layer's 3 channels
+    assert conv_tiles(_sizes(48, 64, 28)).split == 1  # no part would keep 64 channels
+
+
+CASES = [  # (sizes, tiles): padding, strides, a batch, dilation, a split, a 1x1, a narrow output
+    # (not bf16: Triton 3.5's interpreter multiplies bf16 matrices wrong, 1e10 off for a 16x16 dot)
+    (_sizes(16, 24, 9, stride=2, n=2), ConvTiles(32, 32, 16, 4, 2)),
+    (_sizes(20, 8, 7, dilation=2), ConvTiles(16, 16, 16, 4, 2)),
+    (_sizes(64, 16, 5), ConvTiles(16, 16, 16, 4, 2, split=4)),
+    (_sizes(16, 16, 6, k=1), ConvTiles(16, 16, 16, 4, 2)),
+    (_sizes(16, 16, 6, k=5, out_dtype="f16"), ConvTiles(16, 16, 16, 4, 2)),
+]
+
+
+def _errors(cases) -> list[float]:
+    """Each case's largest difference from torch's convolution, relative to its largest output."""
+    import torch
+    from torch import nn
+
+    _, conv = kernel._kernel()
+    narrow = {"f16": torch.float16, "bf16": torch.bfloat16}
+    errors = []
+    for sizes, tiles in cases:
+        torch.manual_seed(0)
+        x = torch.randn(sizes.n, sizes.c, sizes.h, sizes.w).to(narrow[sizes.dtype])
+        w = torch.randn(sizes.f, sizes.c, sizes.r, sizes.s).to(narrow[sizes.dtype])
+        out_type = torch.float32 if tiles.split > 1 or sizes.out_dtype == "f32" else narrow[sizes.out_dtype]
+        y = torch.zeros(tiles.split, sizes.n, sizes.f, sizes.oh, sizes.ow, dtype=out_type)
+        conv[grid(sizes, tiles)](x, w, y, **kernel_constants(sizes, tiles))
+        expected = nn.functional.conv2d(x.float(), w.float(), stride=sizes.stride, padding=sizes.padding, dilation=sizes.dilation)
+        errors.append((y.float().sum(0) - expected).abs().max().item() / expected.abs().max().item())
+    return errors
+
+
+def test_the_kernel_computes_what_torch_does():
+    # Triton's interpreter runs the kernel on the host CPU; it must be chosen before Triton is
+    # imported, so in a process of its own.
+    code = f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import test_triton_conv as t; print(json.dumps(t._errors(t.CASES)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    errors = json.loads(done.stdout.strip().splitlines()[-1])
+    narrow_out = [tiles.split == 1 and sizes.out_dtype != "f32" for sizes, tiles in CASES]
+    assert all(e <= (1e-2 if narrow else 1e-4) for e, narrow in zip(errors, narrow_out)), errors
+
+
+@pytest.mark.parametrize("arch,dtype", [(80, "f16"), (90, "f16"), (90, "bf16")])
+def test_the_ptx_takes_the_dispatchs_three_bindings_and_nothing_else(arch, dtype, tmp_path, monkeypatch):
+    monkeypatch.setenv("SCHEDC_CACHE_DIR", str(tmp_path))
+    sizes, tiles = _sizes(64, 64, 14, dtype=dtype), ConvTiles(64, 64, 32, 4, 3)
+    compiled = kernel.compile_conv(kernel_constants(sizes, tiles), dtype, "f32", tiles.warps, tiles.stages, arch)
+    entry = re.search(r"\.entry (\w+)\(([^)]*)\)", compiled.ptx)
+    assert entry.group(1) == compiled.name and entry.group(2).count(".param") == 3
+    assert f".target sm_{arch}" in compiled.ptx and ("wgmma" in compiled.ptx) == (arch == 90)
+    assert compiled.threads == 128 and grid(sizes, tiles) == (4, 1, 1) and 0 < compiled.shared_bytes <= 48 * 1024
+    assert kernel.compile_conv(kernel_constants(sizes, tiles), dtype, "f32", tiles.warps, tiles.stages, arch) == compiled  # cached
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(64, 128, 3, padding=1, bias=False)
+        self.deep = nn.Conv2d(128, 256, 3, padding=1, stride=2)
+        self.norm = nn.BatchNorm2d(128)
+
+    def forward(self, x):
+        return self.deep(torch.relu(self.norm(self.conv(x))))
+
+
+def _flow(options: str | None = None):
+    torch.manual_seed(0)
+    model = Block().eval().half()
+    mlir = schedc.import_torch(model, torch.randn(1, 64, 16, 16, dtype=torch.float16))
+    passes = {} if options is None else {"passes": options}
+    return compile_with_options(mlir, CompileOptions(target="cuda", emit="flow", **passes))
+
+
+WITH_TRITON = "triton-conv,memory-order,arena-plan"
+
+
+def test_the_cuda_compile_dispatches_the_kernel_for_each_f16_convolution():
+    result = _flow(WITH_TRITON)
+    flow = result.output.decode() if isinstance(result.output, bytes) else result.output
+    assert "linalg.conv_2d" not in flow and "slow_memcpy" not in flow  # no padded copies: the kernel reads the padding
+    dispatched = re.findall(r"flow\.dispatch @(schedc_conv_\w+)::@conv2d_nchw\(.*\) -> (tensor<[^>]*>)", flow)
+    # the first writes f16 (its cast folded in), the second f32 parts added into its bias
+    assert [t for _, t in dispatched] == ["tensor<1x128x16x16xf16>", "tensor<2x1x256x8x8xf32>"]
+    records = result.records["triton-conv"]
+    (function,) = [v for k, v in records.items() if k != "unavailable"]
+    assert [c["split"] for c in function["convolutions"]] == [1, 2] and all(c["padding_read_in_place"] for c in function["convolutions"])
+    assert result.records["split-k"]["module"]["split"] == []  # nothing left for it
+
+
+def test_without_the_pass_or_without_triton_the_convolutions_stay_iree_s(monkeypatch):
+    for passes in (None, "triton-conv{enabled=false},memory-order,arena-plan"):  # not by default: unmeasured on a GPU
+        flow = _flow(passes).output
+        assert "schedc_conv_" not in (flow.decode() if isinstance(flow, bytes) else flow)
+
+    def unavailable():
+        raise kernel.TritonMissing("Triton is not installed")
+    monkeypatch.setattr(kernel, "_triton", unavailable)
+    monkeypatch.setenv("SCHEDC_CACHE_DIR", "/nonexistent-cache-for-this-test")
+    result = _flow(WITH_TRITON)
+    assert result.records["triton-conv"] == {"unavailable": "Triton is not installed"}
+    assert "schedc_conv_" not in (result.output.decode() if isinstance(result.output, bytes) else result.output)
+
+
+def test_a_convolution_triton_cannot_compile_stays_iree_s_and_the_report_says_why(monkeypatch):
+    from schedc.ir import triton_conv as ir_side
+
+    def refuse(constants, *args):
+        if constants["C"] == 128:
+            raise KernelUnavailable("a 128-channel convolution takes too much shared memory")
+        return kernel.compile_conv(constants, *args)
+    monkeypatch.setattr(ir_side, "compile_conv", refuse)
+    result = _flow(WITH_TRITON)
+    flow = result.output.decode() if isinstance(result.output, bytes) else result.output
+    assert flow.count("::@conv2d_nchw(") == 1 and re.search(r"dispatch_\d+_conv_256x8x8x128x3x3_f16", flow)  # IREE's
+    (function,) = [v for k, v in result.records["triton-conv"].items() if k != "unavailable"]
+    assert len(function["convolutions"]) == 1 and function["declined"] == ["a 128-channel convolution takes too much shared memory"]
