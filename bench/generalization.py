@@ -1,7 +1,7 @@
 """Speed on models nobody tuned for: the held-out suite (bench/heldout.py), f32 and f16.
 
     python bench/generalization.py coverage [--models a,b] [--dtypes f32,f16]
-    python bench/generalization.py prepare DIR [--models a,b] [--dtypes f32,f16] [--constants "N=V;..."] [--copies] [--kernel-db DB.json]   # here
+    python bench/generalization.py prepare DIR [--models a,b] [--dtypes f32,f16] [--constants "N=V;..."] [--copies] [--triton] [--kernel-db DB.json]   # here
     python bench/generalization.py run DIR [--repeats 200] [--warm-jobs 4] [--models a,b] [--no-inductor]   # CUDA machine
     python bench/generalization.py import DIR [--models a,b] [--dtypes f32]      # MLIR for tune prepare
     python bench/generalization.py dispatches TUNE_DIR...   # after schedc tune prepare + bench
@@ -22,7 +22,8 @@ swapping nothing, and IREE's own module with them, and with `--constants "NAME=V
 replayed one compiled with those kernel_config or split_k constants (a cost model's before a fit), and
 with `--copies` the replayed one with IREE's padding copies (padded-producers off), and with
 `--kernel-db DB.json` the replayed one with a tuned database's configs (`schedc tune merge` on
-held-out models, for what tuning gives a whole model), each its own column.
+held-out models, for what tuning gives a whole model), and with `--triton` the replayed and the
+streams modules with triton-conv (f16 convolutions in schedc's Triton kernel), each its own column.
 `run`, on a machine with a CUDA GPU and iree-base-runtime (no compiler), rebuilds each model
 from bench/heldout.py (random weights), writes its weights as the modules' archive, and times
 at batch 1, in one process per execution mode (IREE reads the CUDA mode once per process):
@@ -104,14 +105,22 @@ COPIES = {"schedc-graphs-copies": ({"execution": "graphs", "passes": _NO_PADDED_
 TUNED = {"schedc-graphs-tuned": ({"execution": "graphs"}, "graphs")}
 
 
-def _extra_variants(unsplit: bool, fused: bool, constants: bool = False, copies: bool = False, tuned: bool = False) -> dict:
+# `prepare --triton`: the modules with triton-conv (f16 and bf16 convolutions in schedc's Triton
+# kernel), beside the default in the same process; `profile` times the streams one's kernels too.
+_TRITON = "triton-conv,memory-order,arena-plan"
+TRITON = {"schedc-graphs-triton": ({"execution": "graphs", "passes": _TRITON}, "graphs"),
+          "schedc-streams-triton": ({"execution": "streams", "passes": _TRITON}, "streams")}
+
+
+def _extra_variants(unsplit: bool, fused: bool, constants: bool = False, copies: bool = False, tuned: bool = False,
+                    triton: bool = False) -> dict:
     return {**(UNSPLIT if unsplit else {}), **(FUSED if fused else {}), **(CONSTANTS if constants else {}), **(COPIES if copies else {}),
-            **(TUNED if tuned else {})}
+            **(TUNED if tuned else {}), **(TRITON if triton else {})}
 
 
 def _variants(folder: Path) -> dict:
     manifest = json.loads((folder / "manifest.json").read_text())
-    return {**VARIANTS, **_extra_variants(*(any(e.get(k) for e in manifest) for k in ("unsplit", "fused", "constants", "copies", "kernel_db")))}
+    return {**VARIANTS, **_extra_variants(*(any(e.get(k) for e in manifest) for k in ("unsplit", "fused", "constants", "copies", "kernel_db", "triton")))}
 
 
 def _constants(text: str) -> dict:
@@ -208,7 +217,7 @@ def prepare(args) -> None:
         stem = f"{name}.{dtype}"
         constants = _constants(args.constants)
         for variant, (keywords, _) in {**VARIANTS, **_extra_variants(args.unsplit, args.fused, bool(constants), args.copies,
-                                                                       bool(args.kernel_db))}.items():
+                                                                       bool(args.kernel_db), args.triton)}.items():
             started = time.perf_counter()
             chosen = constants if variant in CONSTANTS else {}
             if variant in TUNED:
@@ -217,7 +226,7 @@ def prepare(args) -> None:
                 mlir, target="cuda", output=str(folder / f"{stem}.{variant}.vmfb"), **keywords))
             print(f"{stem}.{variant}: compiled in {time.perf_counter() - started:.1f} s", flush=True)
         manifest.append({"model": name, "dtype": dtype, "unsplit": args.unsplit, "fused": args.fused, "constants": args.constants,
-                         "copies": args.copies, "kernel_db": args.kernel_db})
+                         "copies": args.copies, "kernel_db": args.kernel_db, "triton": args.triton})
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
@@ -347,9 +356,9 @@ def run(args) -> None:
 
 COLUMNS = ("eager", "inductor-default", "inductor-reduce-overhead", "inductor-reduce-overhead-fp32", "iree", "iree-fused", "schedc-streams",
            "schedc-graphs-unsplit", "schedc-graphs-fused", "schedc-graphs-fused-noswap", "schedc-graphs-constants",
-           "schedc-graphs-copies", "schedc-graphs-tuned", "schedc-graphs")
+           "schedc-graphs-copies", "schedc-graphs-tuned", "schedc-graphs-triton", "schedc-graphs")
 HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "iree fus", "streams", "unsplit", "fused", "fus nosw", "constant", "copies", "tuned",
-          "graphs")
+          "triton", "graphs")
 
 
 def _table_row(label: str, rows: dict) -> str:
@@ -426,8 +435,9 @@ def kernel_family(name: str) -> str:
 
 
 def profile(args) -> None:
-    """schedc's kernels per call against reduce-overhead's (and, where `prepare --copies` made
-    it, the module with IREE's padding copies), under Nsight Compute."""
+    """schedc's kernels per call against reduce-overhead's (and, where `prepare --copies` or
+    `--triton` made them, the module with IREE's padding copies or with triton-conv), under
+    Nsight Compute."""
     folder = Path(args.folder)
     chosen = set(_selected(args.models, args.dtypes))
     for entry in json.loads((folder / "manifest.json").read_text()):
@@ -435,7 +445,7 @@ def profile(args) -> None:
         if (name, dtype) not in chosen:
             continue
         calls = {}
-        whom = [("schedc", [])] + ([("schedc-copies", [])] if entry.get("copies") else [])
+        whom = [("schedc", [])] + ([("schedc-copies", [])] if entry.get("copies") else []) + ([("schedc-triton", [])] if entry.get("triton") else [])
         whom += [] if args.no_reference else [("reduce-overhead", ["--profile-from-start", "off"])]
         for who, extra in whom:
             log = folder / f"{name}.{dtype}.{who}.ncu.csv"
@@ -466,8 +476,8 @@ def profiled(folder: Path, name: str, dtype: str, who: str) -> None:
 
     model, x, archive = _load(folder, name, dtype)
     with torch.no_grad():
-        if who in ("schedc", "schedc-copies"):
-            variant = "schedc-streams" if who == "schedc" else "schedc-streams-copies"
+        if who in ("schedc", "schedc-copies", "schedc-triton"):
+            variant = {"schedc": "schedc-streams", "schedc-copies": "schedc-streams-copies", "schedc-triton": "schedc-streams-triton"}[who]
             module = schedc.load(str(folder / f"{name}.{dtype}.{variant}.vmfb"), device="cuda", execution="streams", params=archive)
 
             def call():
@@ -513,6 +523,7 @@ def main() -> int:
             p.add_argument("--unsplit", action="store_true", help="also the replayed module without split-k (its parts forced to 1)")
             p.add_argument("--fused", action="store_true", help="also the replayed module with IREE's aggressive fusion and generic matmuls")
             p.add_argument("--copies", action="store_true", help="also the replayed module with IREE's padding copies (padded-producers off)")
+            p.add_argument("--triton", action="store_true", help="also the modules with triton-conv (f16 convolutions in schedc's Triton kernel)")
             p.add_argument("--kernel-db", default="", metavar="DB.json",
                            help="also the replayed module with this tuned kernel database's configs (schedc tune merge)")
             p.add_argument("--constants", default="", metavar="NAME=VALUE;...",
