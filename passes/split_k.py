@@ -81,4 +81,5 @@ PASS = PassInfo(
     options=Options,
     phase=Phase.INPUT,
     implicit_for=("cuda",),
+    after=("triton-conv",),  # the convolutions it takes are no longer there to split
 )

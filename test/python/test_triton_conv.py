@@ -113,6 +113,14 @@ def _flow(options: str | None = None):
 WITH_TRITON = "triton-conv,memory-order,arena-plan"
 
 
+def test_named_it_runs_before_split_k_which_the_cuda_target_runs_unnamed():
+    from schedc.compiler.driver import _pipeline
+
+    _, invocations = _pipeline(CompileOptions(target="cuda", passes=WITH_TRITON))
+    names = [i.name for i in invocations]
+    assert names.index("triton-conv") < names.index("split-k")
+
+
 def test_the_cuda_compile_dispatches_the_kernel_for_each_f16_convolution():
     result = _flow(WITH_TRITON)
     flow = result.output.decode() if isinstance(result.output, bytes) else result.output

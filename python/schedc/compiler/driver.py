@@ -287,8 +287,11 @@ def _pipeline(options: CompileOptions) -> tuple[str, list[PassInvocation]]:
     named = parse_pipeline(pipeline_text, REGISTRY) if options.schedc_passes else []
     if options.schedc_passes:  # code-generation passes the target always takes (corrections even with --no-tuning)
         listed = {n.name for n in named}
-        named = [PassInvocation(p.name, p.options()) for p in REGISTRY.values()
-                 if options.target in p.implicit_for and (options.tuning or p.always) and p.name not in listed] + named
+        implicit = [PassInvocation(p.name, p.options()) for p in REGISTRY.values()
+                    if options.target in p.implicit_for and (options.tuning or p.always) and p.name not in listed]
+        # before the named passes, but after those of them it must follow (split-k after triton-conv)
+        late = [i for i in implicit if listed & set(REGISTRY[i.name].after)]
+        named = [i for i in implicit if i not in late] + named + late
     execution = [i for i in parse_pipeline(EXECUTION_PIPELINES[options.execution], REGISTRY) if i.name not in {n.name for n in named}]
     return pipeline_text, complete_pipeline(named + execution, REGISTRY) if named or execution else []
 

@@ -72,7 +72,7 @@ def truncation(value: ir.Value) -> ir.Operation | None:
         return None
     if any("parallel" not in str(t) for t in ir.ArrayAttr(reader.attributes["iterator_types"])):
         return None
-    if any(not ir.AffineMapAttr(m).value.is_permutation or str(ir.AffineMapAttr(m).value) != str(ir.AffineMap.get_identity(len(value.type.shape)))
+    if any(not ir.AffineMapAttr(m).value.is_permutation or str(ir.AffineMapAttr(m).value) != str(ir.AffineMap.get_identity(len(value.type.shape), context=value.context))
            for m in ir.ArrayAttr(reader.attributes["indexing_maps"])):
         return None
     body = list(reader.regions[0].blocks[0].operations)
