@@ -148,7 +148,6 @@ def _without_scratch(ptx: str, name: str) -> str:
     bindings and nothing else, and this kernel uses neither (its scratch sizes are 0)."""
     entry = re.search(rf"\.entry {re.escape(name)}\((.*?)\)", ptx, re.S)
     params = [p.strip() for p in entry.group(1).split(",")]
-    scratch = [p for p in params[3:]]
-    if len(params) != 5 or any(p.split()[-1] in ptx[entry.end():] for p in scratch):
+    if len(params) != 5 or any(p.split()[-1] in ptx[entry.end():] for p in params[3:]):
         raise KernelUnavailable(f"unexpected parameters in Triton's PTX for {name}: {params}")
     return ptx[:entry.start(1)] + "\n\t" + ",\n\t".join(params[:3]) + "\n" + ptx[entry.end(1):]
