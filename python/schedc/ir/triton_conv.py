@@ -21,15 +21,12 @@ fuses what reads the result, a batch norm and a ReLU, into that sum).
 
 from __future__ import annotations
 
-import hashlib
-
 from iree.compiler import ir
 
 from schedc.decisions.triton_conv import SHARED_BYTES, ConvSizes, conv_tiles, grid, kernel_constants
-from schedc.ir.cpu_ops import zero_fill, absorbed_pad
+from schedc.ir.cpu_ops import absorbed_pad, zero_fill
 from schedc.ir.rewrite import inline_in_place
-from schedc.kernels import cache_folder
-from schedc.kernels.triton_conv import CompiledConv, compile_conv
+from schedc.kernels.triton_conv import CompiledConv, compile_conv, ptx_path
 
 # The generic target: IREE attaches its objects to every cuda variant (sm_80 or other).
 CUDA_TARGET = '#hal.executable.target<"cuda", "cuda-nvptx-fb">'
@@ -137,11 +134,8 @@ def rewrite(op: ir.Operation, arch: int, executables: dict[str, str]) -> dict | 
     tiles = conv_tiles(sizes)
     out_dtype = "f32" if tiles.split > 1 else sizes.out_dtype
     kernel = compile_conv(kernel_constants(sizes, tiles), sizes.dtype, out_dtype, tiles.warps, tiles.stages, arch, SHARED_BYTES)
-    digest = hashlib.sha256(kernel.ptx.encode()).hexdigest()[:16]
-    path = cache_folder() / f"conv2d_nchw-{digest}.ptx"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(kernel.ptx)
+    path = ptx_path(kernel)
+    digest = path.stem.rpartition("-")[2]
     module = op.parent
     while module.parent is not None:
         module = module.parent

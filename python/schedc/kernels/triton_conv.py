@@ -142,6 +142,18 @@ def compile_conv(constants: dict[str, int], dtype: str, out_dtype: str, warps: i
     return result
 
 
+def ptx_path(kernel: CompiledConv) -> Path:
+    """A file holding `kernel`'s PTX, named by its digest (IREE 3.13 links an object from a
+    path only), written once and atomically."""
+    path = cache_folder() / f"{KERNEL}-{hashlib.sha256(kernel.ptx.encode()).hexdigest()[:16]}.ptx"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(kernel.ptx)
+        os.replace(partial, path)
+    return path
+
+
 def _without_scratch(ptx: str, name: str) -> str:
     """The PTX with the entry's trailing scratch pointers dropped. Triton 3.5 appends a global
     and a profiling scratch pointer to every kernel's parameters; IREE passes a dispatch's
