@@ -50,7 +50,7 @@ def _shape(value: ir.Value) -> tuple[int, ...] | None:
     return tuple(type_.shape)
 
 
-def _pair(op: ir.Operation, name: str) -> tuple[int, int]:
+def attribute_pair(op: ir.Operation, name: str) -> tuple[int, int]:
     if name not in op.attributes:
         return (1, 1)
     return tuple(int(v) for v in op.attributes[name])
@@ -91,7 +91,7 @@ def op_shape(op: ir.Operation) -> OpShape | None:
         n = b[-1]
         return OpShape("matmul", dtype, batch=batch, m=m, n=n, k=k)
     image, filter_, out = shapes
-    strides, dilations = _pair(op, "strides"), _pair(op, "dilations")
+    strides, dilations = attribute_pair(op, "strides"), attribute_pair(op, "dilations")
     accumulates = not zero_fill(op.operands[2])
     if name == "linalg.depthwise_conv_2d_nchw_chw":
         return OpShape("depthwise", dtype, batch=image[0], cin=image[1], cout=out[1], h=image[2], w=image[3],
@@ -426,7 +426,7 @@ def _gemm_call(op: ir.Operation, name: str, epilogue: "Epilogue | None" = None, 
     if op.name in MATMULS:
         return _matmul_dispatch(name, a, b, c, epilogue)
     (batch, channels, h, w), (oc, _, kh, kw), (oh, ow) = a.shape, b.shape, c.shape[2:]
-    (sh, sw), (dh, dw) = _pair(op, "strides"), _pair(op, "dilations")
+    (sh, sw), (dh, dw) = attribute_pair(op, "strides"), attribute_pair(op, "dilations")
     if (batch, kh, kw, sh, sw) == (1, 1, 1, 1, 1) and not nhwc:
         return _pointwise_call(a, b, c, name, epilogue)
     rows, columns = conv_tiles(batch, oc, oh * ow)
@@ -735,7 +735,7 @@ def carry_kernels(source: ir.Module, target: ir.Operation) -> None:
             target.regions[0].blocks[0].append(candidate.clone())
 
 
-def _top_module(op: ir.Operation) -> ir.Operation:
+def top_module(op: ir.Operation) -> ir.Operation:
     parent = op.parent
     while parent.parent is not None:
         parent = parent.parent
@@ -779,7 +779,7 @@ def rewrite_op(op: ir.Operation, layout: str, data_tiling: bool = False, channel
             return False
         if data_tiling:
             _mark_contractions(function)
-        carry_kernels(outlined, _top_module(op))
+        carry_kernels(outlined, top_module(op))
         inline_in_place(group[-1], function, arguments)  # where the bias is defined: at the group's last op
         for replaced in reversed(group[:-1]):
             replaced.erase()

@@ -24,7 +24,7 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from schedc.decisions.triton_conv import SHARED_BYTES, ConvSizes, conv_tiles, grid, kernel_constants
-from schedc.ir.cpu_ops import absorbed_pad, zero_fill
+from schedc.ir.cpu_ops import absorbed_pad, attribute_pair, top_module, zero_fill
 from schedc.ir.rewrite import inline_in_place
 from schedc.kernels.triton_conv import CompiledConv, compile_conv, ptx_path
 
@@ -50,8 +50,7 @@ def conv_sizes(op: ir.Operation) -> tuple[ConvSizes, ir.Value, ir.Operation | No
     n, c, h, w = source.type.shape
     f, _, r, s = types[1].shape
     _, _, oh, ow = types[2].shape
-    strides = tuple(int(v) for v in op.attributes["strides"]) if "strides" in op.attributes else (1, 1)
-    dilations = tuple(int(v) for v in op.attributes["dilations"]) if "dilations" in op.attributes else (1, 1)
+    strides, dilations = attribute_pair(op, "strides"), attribute_pair(op, "dilations")
     narrowed = truncation(op.results[0]) if zero_fill(init) else None
     out_dtype = str(narrowed.results[0].type.element_type) if narrowed is not None else "f32"
     sizes = ConvSizes(n, c, h, w, f, r, s, oh, ow, strides, padding, dilations, dtype, out_dtype)
@@ -136,9 +135,7 @@ def rewrite(op: ir.Operation, arch: int, executables: dict[str, str]) -> dict | 
     kernel = compile_conv(kernel_constants(sizes, tiles), sizes.dtype, out_dtype, tiles.warps, tiles.stages, arch, SHARED_BYTES)
     path = ptx_path(kernel)
     digest = path.stem.rpartition("-")[2]
-    module = op.parent
-    while module.parent is not None:
-        module = module.parent
+    module = top_module(op)
     summed = tiles.split > 1 or not zero_fill(op.operands[2])
     narrowed = truncation(op.results[0]) if not summed and sizes.out_dtype != "f32" else None
     out_type = narrowed.results[0].type if narrowed is not None else op.operands[2].type
