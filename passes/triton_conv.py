@@ -31,11 +31,14 @@ class Options:
             raise ValueError(f"arch must be 0 (the compile's --cuda-arch), 80, 86, 89 or 90, not {self.arch}")
 
 
-def _arch(options: Options, context) -> int:
+# --cuda-arch (schedc.targets.CUDA_ARCHS) -> the Triton target; older chips have no kernel.
+TRITON_ARCHS = {"sm_80": 80, "a100": 80, "sm_86": 86, "sm_87": 86, "sm_89": 89, "rtx4090": 89}
+
+
+def _arch(options: Options, context) -> int | None:
     if options.arch:
         return options.arch
-    digits = "".join(ch for ch in (context.arch or "sm_80") if ch.isdigit())
-    return int(digits) if digits else 80
+    return TRITON_ARCHS.get(context.arch or "sm_80")
 
 
 def triton_conv(module, pass_, options: Options, context) -> None:
@@ -46,6 +49,9 @@ def triton_conv(module, pass_, options: Options, context) -> None:
     records = context.records.setdefault("triton-conv", {})
     executables: dict[str, str] = {}
     arch = _arch(options, context)
+    if arch is None:
+        records["unavailable"] = f"schedc's Triton kernel needs sm_80 or later (--cuda-arch={context.arch}); arch=80 or 90 overrides it"
+        return
     for function in function_ops(module):
         replaced, declined = [], []
         for op in ops_named(function, "linalg.conv_2d_nchw_fchw"):

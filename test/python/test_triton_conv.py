@@ -161,3 +161,11 @@ def test_a_convolution_triton_cannot_compile_stays_iree_s_and_the_report_says_wh
     assert flow.count("::@conv2d_nchw(") == 1 and re.search(r"dispatch_\d+_conv_256x8x8x128x3x3_f16", flow)  # IREE's
     (function,) = [v for k, v in result.records["triton-conv"].items() if k != "unavailable"]
     assert len(function["convolutions"]) == 1 and function["declined"] == ["a 128-channel convolution takes too much shared memory"]
+
+
+def test_the_kernels_gpu_follows_cuda_arch_and_older_chips_get_none():
+    from schedc.passes.base import PassContext
+    from schedc.passes.triton_conv import Options, _arch
+
+    assert [_arch(Options(), PassContext(arch=a)) for a in ("", "sm_80", "a100", "sm_87", "rtx4090", "sm_75")] == [80, 80, 80, 86, 89, None]
+    assert _arch(Options(arch=90), PassContext(arch="sm_75")) == 90
