@@ -38,6 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import ncu_kernel_times  # noqa: E402
 
 VARIANTS = {"iree": {"tuning": False}, "schedc": {}}  # module name -> schedc.compile keywords
+# `prepare --triton`: also the module with triton-conv (f16 convolutions in schedc's Triton kernel)
+TRITON = {"schedc-triton": {"passes": "triton-conv,memory-order,arena-plan"}}
 CONTRACTIONS = ("Conv2d", "Linear", "Conv1D")
 LAYER_KINDS = CONTRACTIONS + ("MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm2d", "LayerNorm", "LlamaRMSNorm")
 FUSED_AFTER = ("ReLU", "ReLU6", "BatchNorm2d", "Hardswish", "SiLU", "GELU", "Sigmoid", "GELUActivation", "NewGELUActivation")
@@ -45,9 +47,11 @@ MARKER = "spin_kernel"  # torch.cuda._sleep's kernel: what separates one run fro
 
 
 def heldout():
-    import heldout as models  # noqa: E402  (bench/heldout.py)
+    """The held-out models (bench/heldout.py) and the fitting set (bench/fitting.py), by name."""
+    import fitting  # noqa: E402
+    import heldout as models  # noqa: E402
 
-    return models.HELDOUT
+    return {**models.HELDOUT, **fitting.FITTING}
 
 
 def _kind(module) -> str:
@@ -151,7 +155,7 @@ TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
 
 
 def model_layers(name: str, dtype: str) -> list[dict]:
-    """The distinct layers of held-out model `name` in `dtype`, each with its seeded weights:
+    """The distinct layers of held-out (or fitting) model `name` in `dtype`, each with its seeded weights:
     the same list here and on the GPU machine."""
     import torch
 
@@ -173,6 +177,7 @@ def prepare(args) -> None:
     folder = Path(args.folder)
     (folder / "layers").mkdir(parents=True, exist_ok=True)
     manifest = []
+    variants = {**VARIANTS, **(TRITON if args.triton else {})}
     for name in args.models.split(","):
         for dtype in args.dtypes.split(","):
             for index, entry in enumerate(model_layers(name, dtype)):
@@ -181,11 +186,11 @@ def prepare(args) -> None:
                 archive = folder / "layers" / f"{stem}.irpa"  # written by the import, not kept: run writes its own
                 mlir = schedc.import_torch(layer, x, params=str(archive))
                 archive.unlink(missing_ok=True)
-                for variant, keywords in VARIANTS.items():
+                for variant, keywords in variants.items():
                     schedc.compile(mlir, target="cuda", output=str(folder / "layers" / f"{stem}.{variant}.vmfb"), **keywords)
                 kinds = [_kind(m) for m in layer]
                 manifest.append({"stem": stem, "model": name, "dtype": dtype, "kinds": kinds, "shape": list(x.shape),
-                                 "seed": seed, "key": entry["key"], "contraction": kinds[0] in CONTRACTIONS})
+                                 "seed": seed, "key": entry["key"], "contraction": kinds[0] in CONTRACTIONS, "variants": list(variants)})
                 print(f"{stem}: {'+'.join(kinds)} {list(x.shape)}", flush=True)
     (folder / "layers.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"{len(manifest)} layers in {folder / 'layers.json'}")
@@ -241,7 +246,7 @@ def measure(args) -> None:
             if archive:
                 save_params(found_layer["module"], str(archive))
             layer, x = found_layer["module"].cuda(), found_layer["input"].cuda()
-            calls, errors = module_calls(layer, x, archive, {variant: folder / "layers" / f"{stem}.{variant}.vmfb" for variant in VARIANTS})
+            calls, errors = module_calls(layer, x, archive, {variant: folder / "layers" / f"{stem}.{variant}.vmfb" for variant in entry.get("variants", VARIANTS)})
             numerics[stem] = errors
             runs.append((stem, calls))
         for stem, calls in runs:
@@ -299,19 +304,28 @@ def table(args) -> None:
     folder = Path(args.folder)
     manifest = {e["stem"]: e for e in json.loads((folder / "layers.json").read_text())}
     results = json.loads((folder / "layers.results.json").read_text())
-    print(f"{'layer':<24} {'kinds':<26} {'input':<18} {'err IREE':>9} {'err schedc':>10} {'torch us':>9} {'IREE us':>8} {'schedc us':>9} {'schedc/torch':>12}")
-    within = {}
+    triton = any("schedc-triton" in row["us"] for row in results.values())
+    extra = f" {'triton us':>9} {'triton/torch':>12}" if triton else ""
+    print(f"{'layer':<24} {'kinds':<26} {'input':<18} {'err IREE':>9} {'err schedc':>10} {'torch us':>9} {'IREE us':>8} {'schedc us':>9} {'schedc/torch':>12}{extra}")
+    within, within_triton = {}, {}
     for stem, row in results.items():
         entry = manifest[stem]
         us, errors = row["us"], row["errors"]
         ratio = us["schedc"] / us["torch"] if us["torch"] else float("inf")
+        extra = ""
+        if "schedc-triton" in us:
+            triton_ratio = us["schedc-triton"] / us["torch"] if us["torch"] else float("inf")
+            extra = f" {us['schedc-triton']:>9.1f} {triton_ratio:>11.2f}x"
+            if entry["contraction"]:
+                within_triton.setdefault(entry["dtype"], []).append(triton_ratio <= 1.5)
         if entry["contraction"]:
             within.setdefault(entry["dtype"], []).append(ratio <= 1.5)
         shape = "x".join(map(str, entry["shape"]))
         print(f"{stem:<24} {'+'.join(entry['kinds'])[:26]:<26} {shape:<18} {errors['iree']:>9.1e} {errors['schedc']:>10.1e} "
-              f"{us['torch']:>9.1f} {us['iree']:>8.1f} {us['schedc']:>9.1f} {ratio:>11.2f}x")
-    for dtype, flags in sorted(within.items()):
-        print(f"{dtype}: {sum(flags)} of {len(flags)} contraction layers ({sum(flags) / len(flags):.0%}) within 1.5x of torch's kernels")
+              f"{us['torch']:>9.1f} {us['iree']:>8.1f} {us['schedc']:>9.1f} {ratio:>11.2f}x{extra}")
+    for label, shares in (("schedc", within), ("schedc with triton-conv", within_triton)):
+        for dtype, flags in sorted(shares.items()):
+            print(f"{label}, {dtype}: {sum(flags)} of {len(flags)} contraction layers ({sum(flags) / len(flags):.0%}) within 1.5x of torch's kernels")
 
 
 def main() -> None:
@@ -320,6 +334,7 @@ def main() -> None:
     parser.add_argument("folder")
     parser.add_argument("--models", default="squeezenet1_1,shufflenet_v2,hf_resnet18,hf_mobilenet_v2")
     parser.add_argument("--dtypes", default="f32,f16")
+    parser.add_argument("--triton", action="store_true", help="prepare: also the modules with triton-conv (f16 convolutions in schedc's Triton kernel)")
     args = parser.parse_args()
     {"prepare": prepare, "run": run, "measure": measure, "table": table}[args.step](args)
 

@@ -85,3 +85,26 @@ def test_split_k_s_synthetic_linear_layers_are_no_held_out_model_s_and_its_pick_
         entry = {"shape": list(shape), "dtype": "f16"}
         assert split_k._pick(entry, MATMUL_SPLIT_OUTPUTS, MATMUL_MIN_K) == matmul_parts(split_k._shape_data(shape, "f16"))
         assert set(split_k._parts(shape, "f16")) <= set(split_k.PARTS) and 1 in split_k._parts(shape, "f16")
+
+
+def _convolutions(model, inputs) -> set[tuple]:
+    """(channels, height, width, filters, window, stride, padding) of each dense convolution the
+    model runs."""
+    found = set()
+    for modules, x in layers.record_layers(model.eval(), inputs):
+        conv = modules[0]
+        if isinstance(conv, nn.Conv2d) and conv.groups == 1:
+            found.add((conv.in_channels, x.shape[2], x.shape[3], conv.out_channels, conv.kernel_size[0], conv.stride[0], conv.padding[0]))
+    return found
+
+
+def test_the_fitting_set_s_convolutions_are_its_layers_and_no_held_out_model_s():
+    import fitting
+    import heldout
+
+    model, inputs = fitting.fitting_convs()
+    found = layers.distinct_layers(model.eval(), inputs)
+    assert [[type(m).__name__ for m in layer["module"]] for layer in found] == [["Conv2d", "BatchNorm2d", "ReLU"]] * len(fitting.CONVS)
+    assert _convolutions(model, inputs) == set(fitting.CONVS)
+    for name in ("squeezenet1_1", "shufflenet_v2", "hf_resnet18", "hf_mobilenet_v2", "convnext"):
+        assert not _convolutions(*heldout.HELDOUT[name]()) & set(fitting.CONVS), name
