@@ -35,7 +35,20 @@ def test_deep_convolutions_with_few_outputs_split_their_channels_and_large_ones_
     assert conv_tiles(_sizes(64, 64, 56)).split == 1
     assert conv_tiles(_sizes(64, 128, 56, stride=2)).split == 1
     assert conv_tiles(_sizes(3, 64, 224, k=7, stride=2)).bk == 16  # a first layer's 3 channels
-    assert conv_tiles(_sizes(48, 64, 28)).split == 1  # no part would keep 64 channels
+    assert conv_tiles(_sizes(48, 64, 28)).split == 1  # a part would keep under 576 products
+    assert conv_tiles(_sizes(256, 512, 7, k=1)).split == 1  # a 1x1's GEMM is short already
+    assert conv_tiles(_sizes(64, 128, 28, stride=2)) == ConvTiles(32, 32, 64, warps=8, stages=4)  # few tiles, no parts
+
+
+@pytest.mark.parametrize("c", [3, 16, 24, 48, 64, 96, 160, 512, 1200])
+@pytest.mark.parametrize("size", [5, 14, 56])
+def test_every_rule_s_tiles_fit_the_shared_memory_and_its_parts_keep_a_step_of_channels(c, size):
+    from schedc.decisions.triton_conv import SHARED_BYTES, shared_bytes
+
+    for f in (16, 64, 1000):
+        tiles = conv_tiles(_sizes(c, f, size))
+        assert shared_bytes(tiles) <= SHARED_BYTES
+        assert tiles.split == 1 or c // tiles.split >= tiles.bk
 
 
 CASES = [  # (sizes, tiles): padding, strides, a batch, dilation, a split, a 1x1, a narrow output

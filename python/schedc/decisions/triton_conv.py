@@ -48,10 +48,18 @@ class ConvTiles:
 
 
 
-# The SMs of the GPUs this is tuned for (an H100 SXM has 132).
+# The SMs of the GPUs the rule was fitted on (an H100 SXM has 132, an H200 too).
 SMS = 132
-# Split the channels while the workgroups fill under half the SMs and each part keeps this many.
-MIN_PART_CHANNELS = 64
+# A rule fitted by hand on bench/fitting.py's synthetic convolutions, timed over a space of
+# tiles on an H200 (bench/README.md, "schedc's convolution kernel in Triton"):
+# - under 16 channels (an image's stem) the GEMM is short: wide pixel tiles, 16 channels a step;
+# - else 32 pixels by 64 channels while those tiles fill most of the SMs (FILL_TILES);
+# - where they do not, the channels are split in parts that fill them, each keeping at least
+#   MIN_PART_PRODUCTS of the GEMM's depth (channels x window positions) and 32 channels;
+# - and without parts, 32 x 32 tiles of 8 warps.
+FILL_TILES = 0.7
+MIN_PART_PRODUCTS = 576
+MIN_PART_CHANNELS = 32
 MAX_PARTS = 8
 # The shared memory a workgroup's pipeline may take without asking the driver for more (CUDA's
 # default limit for dynamic shared memory; whether IREE's runtime raises it is not measured).
@@ -63,19 +71,26 @@ def shared_bytes(tiles: ConvTiles, element_bytes: int = 2) -> int:
     return (tiles.bm * tiles.bk + tiles.bk * tiles.bn) * element_bytes * tiles.stages
 
 
+def _step(channels: int) -> int:
+    """Channels a step: the widest of 16, 32 and 64 the channels fill (16 at least)."""
+    return 64 if channels >= 64 else 32 if channels >= 32 else 16
+
+
 def conv_tiles(sizes: ConvSizes) -> ConvTiles:
     rows = sizes.n * sizes.oh * sizes.ow
-    bm = 64 if rows >= 64 * SMS // 4 else 32
-    bn = 64 if sizes.f <= 64 else 128 if rows >= 64 * SMS else 64
-    bk = 16 if sizes.c < 32 else 32 if sizes.c < 64 else 64
-    tiles = -(-rows // bm) * -(-sizes.f // bn)
+    if sizes.c < 16:
+        return ConvTiles(128, 32, 16, warps=8, stages=4)
+    tiles = -(-rows // 32) * -(-sizes.f // 64)
+    if tiles >= FILL_TILES * SMS:
+        return ConvTiles(32, 64, _step(sizes.c), warps=4, stages=3)
+    depth = sizes.c * sizes.r * sizes.s
     split = 1
-    while split < MAX_PARTS and tiles * split * 2 <= SMS and sizes.c // (split * 2) >= MIN_PART_CHANNELS:
+    while (split < MAX_PARTS and tiles * split * 2 <= SMS and depth // (split * 2) >= MIN_PART_PRODUCTS
+           and sizes.c // (split * 2) >= MIN_PART_CHANNELS):
         split *= 2
-    chosen = ConvTiles(bm, bn, bk, warps=4, stages=3, split=split)
-    while shared_bytes(chosen) > SHARED_BYTES and chosen.bk > 16:
-        chosen = ConvTiles(bm, bn, chosen.bk // 2, warps=4, stages=3, split=split)
-    return chosen
+    if split > 1:
+        return ConvTiles(32, 64, _step(sizes.c // split), warps=4, stages=3, split=split)
+    return ConvTiles(32, 32, _step(sizes.c), warps=8, stages=4)
 
 
 def grid(sizes: ConvSizes, tiles: ConvTiles) -> tuple[int, int, int]:
