@@ -10,8 +10,8 @@ Each factory returns (model, example_inputs) with random weights (nothing is dow
   likewise written out with torchvision's names.
 - gpt2: Hugging Face's GPT2Model from a small GPT2Config (2 layers, width 256, 4 heads).
 - bert: Hugging Face's BertModel from a small BertConfig (2 layers, width 256, 4 heads).
-- hf_resnet18, hf_mobilenet_v2, convnext, vit, llama: Hugging Face's ResNetModel (resnet-18's config),
-  MobileNetV2Model (mobilenet_v2_1.0_224's), a narrow ConvNextModel, a ViT-Tiny-sized ViTModel
+- hf_resnet18, hf_resnet50, hf_mobilenet_v2, convnext, vit, llama: Hugging Face's ResNetModel
+  (resnet-18's config, and resnet-50's: bottleneck blocks), MobileNetV2Model (mobilenet_v2_1.0_224's), a narrow ConvNextModel, a ViT-Tiny-sized ViTModel
   and a small LlamaModel (GQA, rotary, SwiGLU), built from their configs. (The hf_ prefix
   keeps them apart from bench/models.py's smaller resnet18 and mobilenet_v2.)
 """
@@ -207,6 +207,15 @@ def hf_resnet18():
     return _init(_Pixels(ResNetModel(config))), _image()
 
 
+def hf_resnet50():
+    """Hugging Face's ResNetModel with microsoft/resnet-50's config (bottleneck blocks, 3-4-6-3)."""
+    from transformers import ResNetConfig, ResNetModel
+
+    torch.manual_seed(0)
+    config = ResNetConfig(layer_type="bottleneck", depths=[3, 4, 6, 3], hidden_sizes=[256, 512, 1024, 2048], embedding_size=64)
+    return _init(_Pixels(ResNetModel(config))), _image()
+
+
 def hf_mobilenet_v2():
     """Hugging Face's MobileNetV2Model (google/mobilenet_v2_1.0_224's config)."""
     from transformers import MobileNetV2Config, MobileNetV2Model
@@ -245,5 +254,5 @@ def llama():
 
 HELDOUT = {
     "squeezenet1_1": squeezenet1_1, "shufflenet_v2": shufflenet_v2, "hf_resnet18": hf_resnet18, "hf_mobilenet_v2": hf_mobilenet_v2,
-    "convnext": convnext, "gpt2": gpt2, "bert": bert, "vit": vit, "llama": llama,
+    "hf_resnet50": hf_resnet50, "convnext": convnext, "gpt2": gpt2, "bert": bert, "vit": vit, "llama": llama,
 }

@@ -106,5 +106,5 @@ def test_the_fitting_set_s_convolutions_are_its_layers_and_no_held_out_model_s()
     found = layers.distinct_layers(model.eval(), inputs)
     assert [[type(m).__name__ for m in layer["module"]] for layer in found] == [["Conv2d", "BatchNorm2d", "ReLU"]] * len(fitting.CONVS)
     assert _convolutions(model, inputs) == set(fitting.CONVS)
-    for name in ("squeezenet1_1", "shufflenet_v2", "hf_resnet18", "hf_mobilenet_v2", "convnext"):
+    for name in ("squeezenet1_1", "shufflenet_v2", "hf_resnet18", "hf_resnet50", "hf_mobilenet_v2", "convnext"):
         assert not _convolutions(*heldout.HELDOUT[name]()) & set(fitting.CONVS), name
