@@ -1,11 +1,13 @@
 """triton-conv: on cuda, run f16 and bf16 convolutions in schedc's Triton kernel.
 
-Named in `--passes` only (not yet measured against IREE's kernels on a GPU, so not a default).
-It runs where IREE's input conversion ends (linalg on tensors, before dispatch formation), before
-split-k: each `linalg.conv_2d_nchw_fchw` that qualifies (schedc.ir.triton_conv.conv_sizes) gets
-its tiles (schedc.decisions.triton_conv.conv_tiles), its kernel compiled ahead of time to PTX by
-Triton (schedc.kernels.triton_conv), and a dispatch of that PTX in its place. Where Triton is
-not installed, the pass leaves every convolution to IREE and the report says why.
+Part of every cuda compile that tunes (`triton-conv{enabled=false}` turns it off). It runs where
+IREE's input conversion ends (linalg on tensors, before dispatch formation), before split-k:
+each `linalg.conv_2d_nchw_fchw` that qualifies (schedc.ir.triton_conv.conv_sizes) and that the
+rule gives the kernel (schedc.decisions.triton_conv.left_to_iree: a window of more than one
+position, 16 channels or more) gets its tiles (conv_tiles), its kernel compiled ahead of time
+to PTX by Triton (schedc.kernels.triton_conv), and a dispatch of that PTX in its place. Where
+Triton is not installed (`pip install schedc[cuda]`), the pass leaves every convolution to IREE
+and the report says why.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from schedc.passes.base import PassInfo
 @dataclass(frozen=True)
 class Options:
     enabled: bool = True
+    # Every qualifying convolution, the 1x1s and stems the rule leaves to IREE too (to time the
+    # rule's choice against: bench/generalization.py and bench/layers.py --triton).
+    every: bool = False
     # The GPU the kernels are compiled for (80: sm_80 PTX, which any later GPU's driver
     # compiles; 90: sm_90a, H100 and H200 only); 0: the compile's --cuda-arch.
     arch: int = 0
@@ -53,10 +58,10 @@ def triton_conv(module, pass_, options: Options, context) -> None:
         records["unavailable"] = f"schedc's Triton kernel needs sm_80 or later (--cuda-arch={context.arch}); arch=80 or 90 overrides it"
         return
     for function in function_ops(module):
-        replaced, declined = [], []
+        replaced, left, declined = [], [], []
         for op in ops_named(function, "linalg.conv_2d_nchw_fchw"):
             try:
-                decided = rewrite(op, arch, executables)
+                decided = rewrite(op, arch, executables, options.every)
             except TritonMissing as e:
                 records["unavailable"] = str(e)
                 return
@@ -64,9 +69,9 @@ def triton_conv(module, pass_, options: Options, context) -> None:
                 declined.append(str(e))
                 continue
             if decided is not None:
-                replaced.append(decided)
-        if replaced or declined:
-            records[function_name(function)] = {"arch": arch, "convolutions": replaced, "declined": declined}
+                (left if "left_to_iree" in decided else replaced).append(decided)
+        if replaced or left or declined:
+            records[function_name(function)] = {"arch": arch, "convolutions": replaced, "left_to_iree": left, "declined": declined}
 
 
 PASS = PassInfo(
@@ -75,4 +80,5 @@ PASS = PassInfo(
     run=triton_conv,
     options=Options,
     phase=Phase.INPUT,
+    implicit_for=("cuda",),
 )

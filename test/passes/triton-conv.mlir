@@ -12,9 +12,9 @@
 //  CHECK-NEXT:   util.return %[[Y]]
 //       CHECK:   hal.executable.source private @[[EXE]]
 //       CHECK:     hal.executable.export public @conv2d_nchw ordinal(0) layout(#pipeline_layout)
-//       CHECK:       %[[ROWS:.+]] = arith.constant 7 : index
-//       CHECK:       hal.return %[[ROWS]]
-//       CHECK:     <workgroup_size = [128 : index, 1 : index, 1 : index], workgroup_local_memory = {{[0-9]+}}>
+//       CHECK:       %[[TILES:.+]] = arith.constant 14 : index
+//       CHECK:       hal.return %[[TILES]]
+//       CHECK:     <workgroup_size = [256 : index, 1 : index, 1 : index], workgroup_local_memory = {{[0-9]+}}>
 util.func public @padded(%x: tensor<1x64x14x14xf16>, %w: tensor<64x64x3x3xf16>) -> tensor<1x64x14x14xf16> {
   %zero = arith.constant 0.0 : f16
   %fzero = arith.constant 0.0 : f32
@@ -49,7 +49,14 @@ util.func public @deep(%x: tensor<1x512x9x9xf16>, %w: tensor<512x512x3x3xf16>, %
 
 // -----
 
-// f32 and grouped convolutions stay IREE's.
+// f32 and grouped convolutions stay IREE's, and so do 1x1 ones (the rule's choice).
+
+// CHECK-LABEL: util.func public @one_by_one
+//       CHECK:   linalg.conv_2d_nchw_fchw
+util.func public @one_by_one(%x: tensor<1x64x7x7xf16>, %w: tensor<128x64x1x1xf16>, %init: tensor<1x128x7x7xf32>) -> tensor<1x128x7x7xf32> {
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<1x64x7x7xf16>, tensor<128x64x1x1xf16>) outs(%init : tensor<1x128x7x7xf32>) -> tensor<1x128x7x7xf32>
+  util.return %c : tensor<1x128x7x7xf32>
+}
 
 // CHECK-LABEL: util.func public @f32
 //       CHECK:   linalg.conv_2d_nchw_fchw

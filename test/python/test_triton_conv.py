@@ -126,16 +126,19 @@ def _flow(options: str | None = None):
 WITH_TRITON = "triton-conv,memory-order,arena-plan"
 
 
-def test_named_it_runs_before_split_k_which_the_cuda_target_runs_unnamed():
+def test_named_or_not_it_runs_before_split_k_on_cuda_only_and_not_without_tuning():
     from schedc.compiler.driver import _pipeline
 
-    _, invocations = _pipeline(CompileOptions(target="cuda", passes=WITH_TRITON))
-    names = [i.name for i in invocations]
-    assert names.index("triton-conv") < names.index("split-k")
+    for passes in (WITH_TRITON, None, "memory-order"):
+        _, invocations = _pipeline(CompileOptions(target="cuda", **({} if passes is None else {"passes": passes})))
+        names = [i.name for i in invocations]
+        assert names.index("triton-conv") < names.index("split-k")
+    assert "triton-conv" not in [i.name for i in _pipeline(CompileOptions(target="llvm-cpu"))[1]]
+    assert "triton-conv" not in [i.name for i in _pipeline(CompileOptions(target="cuda", tuning=False))[1]]
 
 
 def test_the_cuda_compile_dispatches_the_kernel_for_each_f16_convolution():
-    result = _flow(WITH_TRITON)
+    result = _flow()
     flow = result.output.decode() if isinstance(result.output, bytes) else result.output
     assert "linalg.conv_2d" not in flow and "slow_memcpy" not in flow  # no padded copies: the kernel reads the padding
     dispatched = re.findall(r"flow\.dispatch @(schedc_conv_\w+)::@conv2d_nchw\(.*\) -> (tensor<[^>]*>)", flow)
@@ -148,16 +151,19 @@ def test_the_cuda_compile_dispatches_the_kernel_for_each_f16_convolution():
 
 
 def test_without_the_pass_or_without_triton_the_convolutions_stay_iree_s(monkeypatch):
-    for passes in (None, "triton-conv{enabled=false},memory-order,arena-plan"):  # not by default: unmeasured on a GPU
-        flow = _flow(passes).output
-        assert "schedc_conv_" not in (flow.decode() if isinstance(flow, bytes) else flow)
+    flow = _flow("triton-conv{enabled=false},memory-order,arena-plan").output
+    assert "schedc_conv_" not in (flow.decode() if isinstance(flow, bytes) else flow)
 
     def unavailable():
         raise kernel.TritonMissing("Triton is not installed")
     monkeypatch.setattr(kernel, "_triton", unavailable)
     monkeypatch.setenv("SCHEDC_CACHE_DIR", "/nonexistent-cache-for-this-test")
-    result = _flow(WITH_TRITON)
+    result = _flow()
     assert result.records["triton-conv"] == {"unavailable": "Triton is not installed"}
+    from schedc.report.build import build_report, summary_lines
+
+    lines = summary_lines(build_report(result.records, {}, {}, {}))
+    assert "triton-conv: every convolution stays IREE's: Triton is not installed" in lines and not any("@unavailable" in l for l in lines)
     assert "schedc_conv_" not in (result.output.decode() if isinstance(result.output, bytes) else result.output)
 
 
@@ -174,6 +180,37 @@ def test_a_convolution_triton_cannot_compile_stays_iree_s_and_the_report_says_wh
     assert flow.count("::@conv2d_nchw(") == 1 and re.search(r"dispatch_\d+_conv_256x8x8x128x3x3_f16", flow)  # IREE's
     (function,) = [v for k, v in result.records["triton-conv"].items() if k != "unavailable"]
     assert len(function["convolutions"]) == 1 and function["declined"] == ["a 128-channel convolution takes too much shared memory"]
+
+
+class Stem(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 32, 3, padding=1, bias=False)
+        self.wide = nn.Conv2d(32, 64, 1, bias=False)
+        self.window = nn.Conv2d(64, 64, 3, padding=1, bias=False)
+
+    def forward(self, x):
+        return self.window(torch.relu(self.wide(torch.relu(self.stem(x)))))
+
+
+def test_the_rule_leaves_1x1_convolutions_and_stems_to_iree_and_the_report_says_why():
+    torch.manual_seed(0)
+    mlir = schedc.import_torch(Stem().eval().half(), torch.randn(1, 3, 16, 16, dtype=torch.float16))
+    result = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow"))
+    flow = result.output.decode() if isinstance(result.output, bytes) else result.output
+    assert len(re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d_nchw", flow)) == 1  # the 3x3 of 64 channels
+    (function,) = [v for k, v in result.records["triton-conv"].items() if k != "unavailable"]
+    assert [c["op"].split("_")[1] for c in function["convolutions"]] == ["1x64x16x16"]
+    assert [(c["op"].split("_")[1], c["left_to_iree"].split(" (")[0]) for c in function["left_to_iree"]] == [
+        ("1x3x16x16", "under 16 channels"), ("1x32x16x16", "a 1x1 convolution")]
+    from schedc.report.build import build_report, summary_lines
+
+    line = summary_lines(build_report(result.records, {}, {}, {}))[0]
+    assert line.endswith("triton-conv: 1 convolution in schedc's Triton kernel (sm_80), 1 left to IREE's (a 1x1 convolution), "
+                         "1 left to IREE's (under 16 channels)")
+    every = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow", passes="triton-conv{every=true},memory-order,arena-plan"))
+    flow = every.output.decode() if isinstance(every.output, bytes) else every.output
+    assert len(re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d_nchw", flow)) == 3
 
 
 def test_the_kernels_gpu_follows_cuda_arch_and_older_chips_get_none():

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from schedc.decisions.triton_conv import SHARED_BYTES, ConvSizes, conv_tiles, grid, kernel_constants
+from schedc.decisions.triton_conv import SHARED_BYTES, ConvSizes, conv_tiles, grid, kernel_constants, left_to_iree
 from schedc.ir.cpu_ops import absorbed_pad, attribute_pair, top_module, zero_fill
 from schedc.ir.rewrite import inline_in_place
 from schedc.kernels.triton_conv import CompiledConv, compile_conv, ptx_path
@@ -122,14 +122,18 @@ func.func private @call(%x: {image}, %w: {filter_}, %init: {out}) -> {out} {{
 }}"""
 
 
-def rewrite(op: ir.Operation, arch: int, executables: dict[str, str]) -> dict | None:
+def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: bool = False) -> dict | None:
     """Replaces the convolution `op` by a dispatch of the kernel compiled for sm_`arch`; the
     kernel's executable joins the module once per distinct kernel (`executables`: digest ->
-    symbol). Returns what was decided, or None where `op` does not qualify."""
+    symbol). Returns what was decided (`left_to_iree` where the rule leaves `op` to IREE, unless
+    `every`), or None where `op` does not qualify."""
     found = conv_sizes(op)
     if found is None:
         return None
     sizes, image, pad = found
+    reason = None if every else left_to_iree(sizes)
+    if reason is not None:
+        return {"op": sizes.key, "left_to_iree": reason}
     tiles = conv_tiles(sizes)
     out_dtype = "f32" if tiles.split > 1 else sizes.out_dtype
     kernel = compile_conv(kernel_constants(sizes, tiles), sizes.dtype, out_dtype, tiles.warps, tiles.stages, arch, SHARED_BYTES)

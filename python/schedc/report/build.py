@@ -45,9 +45,13 @@ def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, ar
     split_k = records.get("split-k", {}).get("module")
     rows = records.get("reduction-config", {}).get("module")
     pool = records.get("static-replay-pool", {}).get("module")
+    triton = dict(records.get("triton-conv", {}))
+    triton_unavailable = triton.pop("unavailable", None)  # the module's: why no convolution could take the kernel
     for pass_name, per_function in records.items():
         if pass_name in MODULE_WIDE:
             continue
+        if pass_name == "triton-conv":
+            per_function = triton
         for function, record in per_function.items():
             functions.setdefault(function, {})[pass_name] = record
     for function in sorted(set(with_schedc) | set(without)):
@@ -80,7 +84,21 @@ def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, ar
         report["reduction_config"] = rows
     if pool is not None:
         report["static_replay"] = pool
+    if triton_unavailable is not None:
+        report["triton_conv_unavailable"] = triton_unavailable
     return report
+
+
+def triton_conv_line(record: dict) -> str:
+    """A function's convolutions in schedc's Triton kernel, those left to IREE and why."""
+    taken, left, declined = record.get("convolutions", []), record.get("left_to_iree", []), record.get("declined", [])
+    line = f"triton-conv: {len(taken)} convolution{'s' if len(taken) != 1 else ''} in schedc's Triton kernel (sm_{record.get('arch')})"
+    reasons = _counts(entry["left_to_iree"].split(" (")[0].split(":")[0] for entry in left)
+    if left:
+        line += ", " + ", ".join(f"{n} left to IREE's ({reason})" for reason, n in sorted(reasons.items()))
+    if declined:
+        line += f", {len(declined)} declined ({declined[0]}{' ...' if len(declined) > 1 else ''})"
+    return line
 
 
 def summary_lines(report: dict) -> list[str]:
@@ -103,6 +121,9 @@ def summary_lines(report: dict) -> list[str]:
         remat = entry.get("remat")
         if remat:
             parts.append(remat_line(remat) + ";")
+        conv = entry.get("triton-conv")
+        if conv:
+            parts.append(triton_conv_line(conv) + ";")
         plan = entry.get("stream-schedule")
         if plan:
             wide = [w for w in plan["waves"] if w > 1]
@@ -134,6 +155,8 @@ def summary_lines(report: dict) -> list[str]:
         plural = len(swapped) != 1
         lines.append(f"mma-operands: {len(swapped)} f16/bf16 contraction{'s' if plural else ''} given {'their' if plural else 'its'} inputs in "
                      "the order IREE's tensor-core code computes correctly")
+    if report.get("triton_conv_unavailable"):
+        lines.append(f"triton-conv: every convolution stays IREE's: {report['triton_conv_unavailable']}")
     split = (report.get("split_k") or {}).get("split")
     for over in ("input channels", "window rows"):
         those = [s for s in split or () if s.get("over", "input channels") == over]
