@@ -23,7 +23,8 @@ replayed one compiled with those kernel_config or split_k constants (a cost mode
 with `--copies` the replayed one with IREE's padding copies (padded-producers off), and with
 `--kernel-db DB.json` the replayed one with a tuned database's configs (`schedc tune merge` on
 held-out models, for what tuning gives a whole model), and with `--triton` the replayed and the
-streams modules with triton-conv (f16 convolutions in schedc's Triton kernel), each its own column.
+streams modules with schedc's Triton kernel on every f16 convolution (`triton-conv{every=true}`;
+the default takes the rule's choice) and the replayed one with none, each its own column.
 `run`, on a machine with a CUDA GPU and iree-base-runtime (no compiler), rebuilds each model
 from bench/heldout.py (random weights), writes its weights as the modules' archive, and times
 at batch 1, in one process per execution mode (IREE reads the CUDA mode once per process):
@@ -105,11 +106,13 @@ COPIES = {"schedc-graphs-copies": ({"execution": "graphs", "passes": _NO_PADDED_
 TUNED = {"schedc-graphs-tuned": ({"execution": "graphs"}, "graphs")}
 
 
-# `prepare --triton`: the modules with triton-conv (f16 and bf16 convolutions in schedc's Triton
-# kernel), beside the default in the same process; `profile` times the streams one's kernels too.
-_TRITON = "triton-conv,memory-order,arena-plan"
-TRITON = {"schedc-graphs-triton": ({"execution": "graphs", "passes": _TRITON}, "graphs"),
-          "schedc-streams-triton": ({"execution": "streams", "passes": _TRITON}, "streams")}
+# `prepare --triton`: the modules with schedc's Triton kernel on every f16 and bf16 convolution
+# (triton-conv{every=true}) and the replayed one with none (IREE's kernels), beside the default
+# (the rule's choice) in the same process; `profile` times the streams one's kernels too.
+_TRITON = "triton-conv{%s},memory-order,arena-plan"
+TRITON = {"schedc-graphs-triton": ({"execution": "graphs", "passes": _TRITON % "every=true"}, "graphs"),
+          "schedc-streams-triton": ({"execution": "streams", "passes": _TRITON % "every=true"}, "streams"),
+          "schedc-graphs-iree-conv": ({"execution": "graphs", "passes": _TRITON % "enabled=false"}, "graphs")}
 
 
 def _extra_variants(unsplit: bool, fused: bool, constants: bool = False, copies: bool = False, tuned: bool = False,
@@ -223,7 +226,7 @@ def prepare(args) -> None:
             if variant in TUNED:
                 keywords = {**keywords, "kernel_db": args.kernel_db}
             if variant in TRITON and args.triton_arch:
-                keywords = {**keywords, "passes": keywords["passes"].replace("triton-conv", f"triton-conv{{arch={args.triton_arch}}}")}
+                keywords = {**keywords, "passes": keywords["passes"].replace("}", f" arch={args.triton_arch}}}", 1)}
             _with_constants(tuple(chosen), tuple(chosen.values()), lambda: schedc.compile(
                 mlir, target="cuda", output=str(folder / f"{stem}.{variant}.vmfb"), **keywords))
             print(f"{stem}.{variant}: compiled in {time.perf_counter() - started:.1f} s", flush=True)
@@ -359,9 +362,9 @@ def run(args) -> None:
 
 COLUMNS = ("eager", "inductor-default", "inductor-reduce-overhead", "inductor-reduce-overhead-fp32", "iree", "iree-fused", "schedc-streams",
            "schedc-graphs-unsplit", "schedc-graphs-fused", "schedc-graphs-fused-noswap", "schedc-graphs-constants",
-           "schedc-graphs-copies", "schedc-graphs-tuned", "schedc-graphs-triton", "schedc-graphs")
+           "schedc-graphs-copies", "schedc-graphs-tuned", "schedc-graphs-iree-conv", "schedc-graphs-triton", "schedc-graphs")
 HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "iree fus", "streams", "unsplit", "fused", "fus nosw", "constant", "copies", "tuned",
-          "triton", "graphs")
+          "no triton", "triton", "graphs")
 
 
 def _table_row(label: str, rows: dict) -> str:
@@ -526,7 +529,8 @@ def main() -> int:
             p.add_argument("--unsplit", action="store_true", help="also the replayed module without split-k (its parts forced to 1)")
             p.add_argument("--fused", action="store_true", help="also the replayed module with IREE's aggressive fusion and generic matmuls")
             p.add_argument("--copies", action="store_true", help="also the replayed module with IREE's padding copies (padded-producers off)")
-            p.add_argument("--triton", action="store_true", help="also the modules with triton-conv (f16 convolutions in schedc's Triton kernel)")
+            p.add_argument("--triton", action="store_true",
+                           help="also the modules with schedc's Triton kernel on every f16 convolution, and the replayed one with none")
             p.add_argument("--triton-arch", type=int, default=0, choices=(0, 80, 90),
                            help="with --triton: the GPU its kernels are compiled for (triton-conv's arch; 0: the compile's --cuda-arch)")
             p.add_argument("--kernel-db", default="", metavar="DB.json",

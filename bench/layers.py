@@ -38,8 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import ncu_kernel_times  # noqa: E402
 
 VARIANTS = {"iree": {"tuning": False}, "schedc": {}}  # module name -> schedc.compile keywords
-# `prepare --triton`: also the module with triton-conv (f16 convolutions in schedc's Triton kernel)
-TRITON = {"schedc-triton": {"passes": "triton-conv,memory-order,arena-plan"}}
+# `prepare --triton`: also the modules with schedc's Triton kernel on every f16 convolution, and
+# with none (IREE's kernels as schedc configures them); "schedc" takes the rule's choice
+TRITON = {"schedc-triton": {"passes": "triton-conv{every=true},memory-order,arena-plan"},
+          "schedc-iree-conv": {"passes": "triton-conv{enabled=false},memory-order,arena-plan"}}
 CONTRACTIONS = ("Conv2d", "Linear", "Conv1D")
 LAYER_KINDS = CONTRACTIONS + ("MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm2d", "LayerNorm", "LlamaRMSNorm")
 FUSED_AFTER = ("ReLU", "ReLU6", "BatchNorm2d", "Hardswish", "SiLU", "GELU", "Sigmoid", "GELUActivation", "NewGELUActivation")
@@ -305,7 +307,7 @@ def table(args) -> None:
     manifest = {e["stem"]: e for e in json.loads((folder / "layers.json").read_text())}
     results = json.loads((folder / "layers.results.json").read_text())
     triton = any("schedc-triton" in row["us"] for row in results.values())
-    extra = f" {'triton us':>9} {'triton/torch':>12}" if triton else ""
+    extra = f" {'no-tri us':>9} {'triton us':>9} {'triton/torch':>12}" if triton else ""
     print(f"{'layer':<24} {'kinds':<26} {'input':<18} {'err IREE':>9} {'err schedc':>10} {'torch us':>9} {'IREE us':>8} {'schedc us':>9} {'schedc/torch':>12}{extra}")
     within, within_triton = {}, {}
     for stem, row in results.items():
@@ -315,7 +317,7 @@ def table(args) -> None:
         extra = ""
         if "schedc-triton" in us:
             triton_ratio = us["schedc-triton"] / us["torch"] if us["torch"] else float("inf")
-            extra = f" {us['schedc-triton']:>9.1f} {triton_ratio:>11.2f}x"
+            extra = f" {us.get('schedc-iree-conv', float('nan')):>9.1f} {us['schedc-triton']:>9.1f} {triton_ratio:>11.2f}x"
             if entry["contraction"]:
                 within_triton.setdefault(entry["dtype"], []).append(triton_ratio <= 1.5)
         if entry["contraction"]:
@@ -334,7 +336,8 @@ def main() -> None:
     parser.add_argument("folder")
     parser.add_argument("--models", default="squeezenet1_1,shufflenet_v2,hf_resnet18,hf_mobilenet_v2")
     parser.add_argument("--dtypes", default="f32,f16")
-    parser.add_argument("--triton", action="store_true", help="prepare: also the modules with triton-conv (f16 convolutions in schedc's Triton kernel)")
+    parser.add_argument("--triton", action="store_true",
+                        help="prepare: also the modules with schedc's Triton kernel on every f16 convolution, and with none")
     args = parser.parse_args()
     {"prepare": prepare, "run": run, "measure": measure, "table": table}[args.step](args)
 
