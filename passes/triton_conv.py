@@ -27,6 +27,10 @@ class Options:
     # Every qualifying convolution, the 1x1s and stems the rule leaves to IREE too (to time the
     # rule's choice against: bench/generalization.py and bench/layers.py --triton).
     every: bool = False
+    # f32 convolutions too, their products in TF32 (10 mantissa bits where f32 has 23; f32 sums),
+    # as torch's cuDNN convolutions are by default (torch.backends.cudnn.allow_tf32). Off: f32
+    # convolutions keep IREE's f32 kernels.
+    tf32: bool = False
     # The GPU the kernels are compiled for (80: sm_80 PTX, which any later GPU's driver
     # compiles; 90: sm_90a, H100 and H200 only); 0: the compile's --cuda-arch.
     arch: int = 0
@@ -61,7 +65,7 @@ def triton_conv(module, pass_, options: Options, context) -> None:
         replaced, left, declined = [], [], []
         for op in ops_named(function, "linalg.conv_2d_nchw_fchw"):
             try:
-                decided = rewrite(op, arch, executables, options.every)
+                decided = rewrite(op, arch, executables, options.every, options.tf32)
             except TritonMissing as e:
                 records["unavailable"] = str(e)
                 return

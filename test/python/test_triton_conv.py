@@ -42,12 +42,13 @@ def test_deep_convolutions_with_few_outputs_split_their_channels_and_large_ones_
 
 @pytest.mark.parametrize("c", [3, 16, 24, 48, 64, 96, 160, 512, 1200])
 @pytest.mark.parametrize("size", [5, 14, 56])
-def test_every_rule_s_tiles_fit_the_shared_memory_and_its_parts_keep_a_step_of_channels(c, size):
+@pytest.mark.parametrize("dtype", ["f16", "f32"])
+def test_every_rule_s_tiles_fit_the_shared_memory_and_its_parts_keep_a_step_of_channels(c, size, dtype):
     from schedc.decisions.triton_conv import SHARED_BYTES, shared_bytes
 
     for f in (16, 64, 1000):
-        tiles = conv_tiles(_sizes(c, f, size))
-        assert shared_bytes(tiles) <= SHARED_BYTES
+        tiles = conv_tiles(_sizes(c, f, size, dtype=dtype))
+        assert shared_bytes(tiles, 4 if dtype == "f32" else 2) <= SHARED_BYTES
         assert tiles.split == 1 or c // tiles.split >= tiles.bk
 
 
@@ -58,6 +59,7 @@ CASES = [  # (sizes, tiles): padding, strides, a batch, dilation, a split, a 1x1
     (_sizes(64, 16, 5), ConvTiles(16, 16, 16, 4, 2, split=4)),
     (_sizes(16, 16, 6, k=1), ConvTiles(16, 16, 16, 4, 2)),
     (_sizes(16, 16, 6, k=5, out_dtype="f16"), ConvTiles(16, 16, 16, 4, 2)),
+    (_sizes(24, 8, 6, dtype="f32"), ConvTiles(16, 16, 16, 4, 2)),  # triton-conv{tf32=true}
 ]
 
 
@@ -67,7 +69,7 @@ def _errors(cases) -> list[float]:
     from torch import nn
 
     _, conv = kernel._kernel()
-    narrow = {"f16": torch.float16, "bf16": torch.bfloat16}
+    narrow = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
     errors = []
     for sizes, tiles in cases:
         torch.manual_seed(0)
@@ -92,7 +94,7 @@ def test_the_kernel_computes_what_torch_does():
     assert all(e <= (1e-2 if narrow else 1e-4) for e, narrow in zip(errors, narrow_out)), errors
 
 
-@pytest.mark.parametrize("arch,dtype", [(80, "f16"), (90, "f16"), (90, "bf16")])
+@pytest.mark.parametrize("arch,dtype", [(80, "f16"), (90, "f16"), (90, "bf16"), (80, "f32")])
 def test_the_ptx_takes_the_dispatchs_three_bindings_and_nothing_else(arch, dtype, tmp_path, monkeypatch):
     monkeypatch.setenv("SCHEDC_CACHE_DIR", str(tmp_path))
     sizes, tiles = _sizes(64, 64, 14, dtype=dtype), ConvTiles(64, 64, 32, 4, 3)
@@ -100,6 +102,7 @@ def test_the_ptx_takes_the_dispatchs_three_bindings_and_nothing_else(arch, dtype
     entry = re.search(r"\.entry (\w+)\(([^)]*)\)", compiled.ptx)
     assert entry.group(1) == compiled.name and entry.group(2).count(".param") == 3
     assert f".target sm_{arch}" in compiled.ptx and ("wgmma" in compiled.ptx) == (arch == 90)
+    assert (".tf32" in compiled.ptx) == (dtype == "f32")  # TF32 tensor-core products for f32
     assert compiled.threads == 128 and grid(sizes, tiles) == (4, 1, 1) and 0 < compiled.shared_bytes <= 48 * 1024
     assert kernel.compile_conv(kernel_constants(sizes, tiles), dtype, "f32", tiles.warps, tiles.stages, arch) == compiled  # cached
 
@@ -180,6 +183,15 @@ def test_a_convolution_triton_cannot_compile_stays_iree_s_and_the_report_says_wh
     assert flow.count("::@conv2d_nchw(") == 1 and re.search(r"dispatch_\d+_conv_256x8x8x128x3x3_f16", flow)  # IREE's
     (function,) = [v for k, v in result.records["triton-conv"].items() if k != "unavailable"]
     assert len(function["convolutions"]) == 1 and function["declined"] == ["a 128-channel convolution takes too much shared memory"]
+
+
+def test_f32_convolutions_take_the_kernel_in_tf32_only_when_asked():
+    torch.manual_seed(0)
+    mlir = schedc.import_torch(Block().eval(), torch.randn(1, 64, 16, 16))
+    for passes, taken in ((None, 0), ("triton-conv{tf32=true},memory-order,arena-plan", 2)):
+        result = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow", **({} if passes is None else {"passes": passes})))
+        flow = result.output.decode() if isinstance(result.output, bytes) else result.output
+        assert len(re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d_nchw\(.*\) -> tensor<[0-9x]+xf32>", flow)) == taken
 
 
 class Stem(nn.Module):

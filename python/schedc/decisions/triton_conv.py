@@ -8,7 +8,7 @@ split in parts (f32 partial sums, added after), as split-k does for IREE's kerne
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class ConvSizes:
     stride: tuple[int, int] = (1, 1)
     padding: tuple[int, int] = (0, 0)
     dilation: tuple[int, int] = (1, 1)
-    dtype: str = "f16"  # the image's and the filter's: f16 or bf16
+    dtype: str = "f16"  # the image's and the filter's: f16, bf16, or f32 (multiplied in TF32)
     out_dtype: str = "f32"  # the output's: f32, or the image's type where only its cast reads it
 
     @property
@@ -93,6 +93,14 @@ def _step(channels: int) -> int:
 
 
 def conv_tiles(sizes: ConvSizes) -> ConvTiles:
+    tiles = _tiles(sizes)
+    element_bytes = 4 if sizes.dtype == "f32" else 2
+    while shared_bytes(tiles, element_bytes) > SHARED_BYTES and tiles.bk > 16:  # f32's tiles take twice the bytes
+        tiles = replace(tiles, bk=tiles.bk // 2)
+    return tiles
+
+
+def _tiles(sizes: ConvSizes) -> ConvTiles:
     rows = sizes.n * sizes.oh * sizes.ow
     if sizes.c < 16:
         return ConvTiles(128, 32, 16, warps=8, stages=4)

@@ -2,8 +2,8 @@
 `linalg.conv_2d_nchw_fchw` ops it can run, and their replacement by a dispatch of the kernel's
 PTX through IREE's custom-dispatch path.
 
-A convolution qualifies when its image and filter are f16 or bf16 with static shapes, one group,
-and it accumulates in f32 (torch-mlir's form). Its image's zero padding, when nothing else reads
+A convolution qualifies when its image and filter are f16 or bf16 (or f32, with `tf32`) with
+static shapes, one group, and it accumulates in f32 (torch-mlir's form). Its image's zero padding, when nothing else reads
 it, is read by the kernel in place (`cpu_ops.absorbed_pad`), so IREE builds no padded copy. The
 replacement is
 
@@ -32,16 +32,16 @@ from schedc.kernels.triton_conv import CompiledConv, compile_conv, ptx_path
 CUDA_TARGET = '#hal.executable.target<"cuda", "cuda-nvptx-fb">'
 
 
-def conv_sizes(op: ir.Operation) -> tuple[ConvSizes, ir.Value, ir.Operation | None] | None:
+def conv_sizes(op: ir.Operation, f32: bool = False) -> tuple[ConvSizes, ir.Value, ir.Operation | None] | None:
     """(sizes, the image the kernel reads, the pad op it absorbs) for a convolution the kernel
-    runs; None for any other op."""
+    runs (f32 ones too where `f32`); None for any other op."""
     if op.name != "linalg.conv_2d_nchw_fchw" or len(op.operands) != 3:
         return None
     image, filter_, init = op.operands
     types = [v.type for v in (image, filter_, init)]
     if not all(isinstance(t, ir.RankedTensorType) and t.has_static_shape for t in types):
         return None
-    dtype = {"f16": "f16", "bf16": "bf16"}.get(str(types[0].element_type))
+    dtype = {"f16": "f16", "bf16": "bf16", **({"f32": "f32"} if f32 else {})}.get(str(types[0].element_type))
     if dtype is None or str(types[1].element_type) != str(types[0].element_type) or str(types[2].element_type) != "f32":
         return None
     pad = absorbed_pad(op)
@@ -122,12 +122,12 @@ func.func private @call(%x: {image}, %w: {filter_}, %init: {out}) -> {out} {{
 }}"""
 
 
-def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: bool = False) -> dict | None:
+def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: bool = False, tf32: bool = False) -> dict | None:
     """Replaces the convolution `op` by a dispatch of the kernel compiled for sm_`arch`; the
     kernel's executable joins the module once per distinct kernel (`executables`: digest ->
     symbol). Returns what was decided (`left_to_iree` where the rule leaves `op` to IREE, unless
-    `every`), or None where `op` does not qualify."""
-    found = conv_sizes(op)
+    `every`), or None where `op` does not qualify; f32 convolutions qualify where `tf32`."""
+    found = conv_sizes(op, f32=tf32)
     if found is None:
         return None
     sizes, image, pad = found

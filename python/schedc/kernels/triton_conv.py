@@ -7,7 +7,8 @@ compiles `conv2d_nchw` for one convolution's sizes and tiles (every size a compi
 constant, as IREE's own dispatches are), and a dispatch runs the PTX through IREE's custom
 dispatch path (a `hal.executable.source` whose object is the PTX: schedc.ir.triton_conv).
 
-The kernel reads an NCHW image and an FCHW filter (f16 or bf16) and writes an NCHW output in
+The kernel reads an NCHW image and an FCHW filter (f16 or bf16; f32, multiplied in TF32, where
+triton-conv{tf32=true} asks) and writes an NCHW output in
 f32 (torch-mlir's accumulator) or, where only a cast reads that, in the cast's type, reading the
 padding as zeros: an implicit GEMM whose rows are the
 output pixels of every image, whose columns are the output channels, over the filter's channels
@@ -98,7 +99,7 @@ def _kernel():
                     a = tl.load(x_ptr + channel[None, :] * (H * W) + base[:, None], mask=inside[:, None] & c_ok[None, :], other=0.0)
                     b = tl.load(w_ptr + offs_n[None, :] * (C * R * S) + channel[:, None] * (R * S) + (r * S + s),
                                 mask=c_ok[:, None] & n_ok[None, :], other=0.0)
-                    acc = tl.dot(a, b, acc)
+                    acc = tl.dot(a, b, acc, input_precision="tf32")  # f32 images (tf32=true): TF32 products, as cuDNN by default
         out = part * (N * F * OH * OW) + image[:, None] * (F * OH * OW) + offs_n[None, :] * (OH * OW) + pixel[:, None]
         tl.store(y_ptr + out, acc.to(y_ptr.dtype.element_ty), mask=m_ok[:, None] & n_ok[None, :])
 
