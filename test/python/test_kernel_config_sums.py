@@ -57,8 +57,12 @@ def test_the_cuda_compile_gives_a_split_convolution_s_sum_its_config():
     torch.manual_seed(0)
     model = nn.Sequential(nn.Conv2d(512, 512, 3, padding=1), nn.BatchNorm2d(512), nn.ReLU()).eval().half()
     mlir = schedc.import_torch(model, torch.randn(1, 512, 7, 7, dtype=torch.float16))
-    result = compile_with_options(mlir, CompileOptions(target="cuda"))
+    # split-k's 16 parts (the Triton kernel, which would take the convolution in 8, off)
+    result = compile_with_options(mlir, CompileOptions(target="cuda", passes="triton-conv{enabled=false},memory-order,arena-plan"))
     (sum_,) = [k for k in result.records["kernel-config"]["module"]["kernels"] if k["kind"] == "reduction"]
     # (IREE collapses the plane here: no padded consumer reads it by rows)
     assert sum_["signature"] == "reduction 512x49x16 f32" and sum_["source"] == "heuristic"
     assert sum_["config"] == "wg 4x49 k 16 th 1x1"
+    result = compile_with_options(mlir, CompileOptions(target="cuda"))  # the kernel's 8 parts: their sum is configured too
+    (sum_,) = [k for k in result.records["kernel-config"]["module"]["kernels"] if k["kind"] == "reduction"]
+    assert sum_["signature"] == "reduction 512x49x8 f32" and sum_["source"] == "heuristic"
