@@ -67,9 +67,10 @@ SHARED_BYTES = 48 * 1024
 
 
 # Which convolutions the kernel takes: on the fitting set, timed layer by layer on an H200 against
-# IREE's kernels as schedc configures them, the Triton kernel was faster on 11 of the 13 with a
-# window of more than one position and 16 or more channels (at most 1.04x slower on the other 2),
-# and slower on 9 of the 13 1x1 ones (up to 2.04x) and on the 7x7 stem of 3 channels (1.25x).
+# IREE's kernels as schedc configures them (f16), the Triton kernel was faster on 11 of the 13
+# with a window of more than one position and 16 or more channels (at most 1.04x slower on the
+# other 2), slower on 9 of the 13 1x1 ones (up to 2.04x), and on its two 3-channel stems 1.25x
+# slower (7x7) and 0.98x (3x3). bf16 and f32 (tf32=true) follow the same rule, not timed apart.
 MIN_CHANNELS = 16
 
 

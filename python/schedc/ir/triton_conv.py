@@ -3,9 +3,9 @@
 PTX through IREE's custom-dispatch path.
 
 A convolution qualifies when its image and filter are f16 or bf16 (or f32, with `tf32`) with
-static shapes, one group, and it accumulates in f32 (torch-mlir's form). Its image's zero padding, when nothing else reads
-it, is read by the kernel in place (`cpu_ops.absorbed_pad`), so IREE builds no padded copy. The
-replacement is
+static shapes, one group, and it accumulates in f32 (torch-mlir's form). Its image's zero
+padding, when nothing else reads it, is read by the kernel in place (`cpu_ops.absorbed_pad`), so
+IREE builds no padded copy. The replacement is
 
     hal.executable.source private @schedc_conv_<digest> <{objects = PTX}> {
       hal.executable.export public @conv2d_nchw ... count(...) { constant grid }
