@@ -213,6 +213,9 @@ def test_summary_rows_come_from_the_report():
     assert rows["load_bytes"] == 1 << 24
     assert rows["iree_alone_arena_bytes"] == 1 << 25
     assert rows["mode"] == "balanced"
+    entry["triton-conv"] = {"arch": 80, "convolutions": [{"op": "a"}, {"op": "b"}], "left_to_iree": [{"op": "c", "left_to_iree": "a 1x1"}]}
+    rows = {key: value for key, _, value in summary_rows(entry)}
+    assert rows["triton_conv.convolutions"] == 2 and rows["triton_conv.left_to_iree"] == 1
 
 
 def test_the_summary_names_the_iree_flags_the_input_asked_for():

@@ -160,6 +160,12 @@ def summary_rows(entry: dict) -> list[tuple[str, str, object]]:
             ("remat.split_fusions", "IREE's multi-use fusions split", "yes" if remat.get("split_fusions") else "no"),
             ("remat.extra_seconds", "estimated extra time (us)", round(remat["extra_seconds"] * 1e6, 1)),
         ]
+    conv = entry.get("triton-conv")
+    if conv:
+        rows += [
+            ("triton_conv.convolutions", "convolutions in schedc's Triton kernel (triton-conv)", len(conv["convolutions"])),
+            ("triton_conv.left_to_iree", "convolutions the rule left to IREE's kernels", len(conv.get("left_to_iree", []))),
+        ]
     plan = entry.get("stream-schedule")
     if plan:
         rows += [
