@@ -1,4 +1,5 @@
-"""schedc's own CPU kernels, which IREE's llvm-cpu executables link in as objects.
+"""schedc's own kernels: CPU ones, which IREE's llvm-cpu executables link in as objects, and a
+CUDA convolution in Triton compiled to PTX (`triton_conv`, run by the triton-conv pass).
 
 IREE 3.13's llvm-cpu matmuls run at a third to a half of torch's speed on an AVX2 host, its
 NCHW convolutions slower still (bench/README.md, "CPU"). `gemm_x86_64_avx2.c` holds a plain
