@@ -9,8 +9,8 @@
 
 `coverage` compiles each model for cuda and prints, per model and dtype, the share of its
 contraction work (the iterations of every matmul's and convolution's root op) whose config came
-from the kernel database, from schedc's heuristic, and from IREE's default, and the number of
-such dispatches. The held-out models' kernels are never in the database, so its column should
+from the kernel database, from schedc's heuristic, from schedc's Triton kernel (triton-conv's
+convolutions) and from IREE's default, and the number of such dispatches. The held-out models' kernels are never in the database, so its column should
 read 0%.
 
 `prepare` compiles, per model and dtype, three CUDA modules with the weights outside them
@@ -186,22 +186,28 @@ def build_model(name: str, dtype: str):
 
 
 def coverage_row(records: dict) -> dict:
+    """Each source's share of the module's contraction work (multiply-adds): kernel-config's
+    database, its heuristic, IREE's default config, and schedc's Triton kernel (triton-conv)."""
     kernels = [k for k in records["kernel-config"]["module"]["kernels"] if k["kind"] in TILED]
-    total = sum(k["work"] for k in kernels) or 1
+    convolutions = [c for function, record in records.get("triton-conv", {}).items() if function != "unavailable"
+                    for c in record["convolutions"]]
+    triton = sum(c["work"] for c in convolutions)
+    total = (sum(k["work"] for k in kernels) + triton) or 1
     shares = {source: sum(k["work"] for k in kernels if k["source"] == source) / total for source in ("database", "heuristic", "iree")}
-    return {"dispatches": len(kernels), **shares, "iree_dispatches": [k["dispatch"] for k in kernels if k["source"] == "iree"]}
+    return {"dispatches": len(kernels) + len(convolutions), **shares, "triton": triton / total,
+            "iree_dispatches": [k["dispatch"] for k in kernels if k["source"] == "iree"]}
 
 
 def coverage(args) -> None:
     from schedc.compiler.driver import compile_with_options
     from schedc.options import CompileOptions
 
-    print(f"{'model':<16} {'dtype':<5} {'dispatches':>10} {'database':>9} {'heuristic':>10} {'IREE':>7}")
+    print(f"{'model':<16} {'dtype':<5} {'dispatches':>10} {'database':>9} {'heuristic':>10} {'Triton':>7} {'IREE':>7}")
     for name, dtype in _selected(args.models, args.dtypes):
         mlir = weightless_mlir(name, dtype)
         result = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow"))
         row = coverage_row(result.records)
-        print(f"{name:<16} {dtype:<5} {row['dispatches']:>10} {row['database']:>9.1%} {row['heuristic']:>10.1%} {row['iree']:>7.1%}")
+        print(f"{name:<16} {dtype:<5} {row['dispatches']:>10} {row['database']:>9.1%} {row['heuristic']:>10.1%} {row['triton']:>7.1%} {row['iree']:>7.1%}")
         for dispatch in row["iree_dispatches"]:
             print(f"    IREE's default: {dispatch}")
 

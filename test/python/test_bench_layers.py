@@ -108,3 +108,16 @@ def test_the_fitting_set_s_convolutions_are_its_layers_and_no_held_out_model_s()
     assert _convolutions(model, inputs) == set(fitting.CONVS)
     for name in ("squeezenet1_1", "shufflenet_v2", "hf_resnet18", "hf_resnet50", "hf_mobilenet_v2", "convnext"):
         assert not _convolutions(*heldout.HELDOUT[name]()) & set(fitting.CONVS), name
+
+
+def test_coverage_counts_the_triton_kernel_s_convolutions_as_schedc_s_work():
+    spec = importlib.util.spec_from_file_location("bench_generalization", ROOT / "bench" / "generalization.py")
+    generalization = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generalization)
+
+    kernels = [{"kind": "conv", "work": 300, "source": "heuristic", "dispatch": "a"}, {"kind": "matmul", "work": 100, "source": "iree", "dispatch": "b"},
+               {"kind": "reduction", "work": 999, "source": "heuristic", "dispatch": "c"}]
+    records = {"kernel-config": {"module": {"kernels": kernels}},
+               "triton-conv": {"unavailable": "not here", "forward": {"convolutions": [{"work": 600}], "left_to_iree": []}}}
+    row = generalization.coverage_row(records)
+    assert (row["dispatches"], row["heuristic"], row["triton"], row["iree"], row["iree_dispatches"]) == (3, 0.3, 0.6, 0.1, ["b"])

@@ -150,6 +150,7 @@ def test_the_cuda_compile_dispatches_the_kernel_for_each_f16_convolution():
     records = result.records["triton-conv"]
     (function,) = [v for k, v in records.items() if k != "unavailable"]
     assert [c["split"] for c in function["convolutions"]] == [1, 2] and all(c["padding_read_in_place"] for c in function["convolutions"])
+    assert [c["work"] for c in function["convolutions"]] == [128 * 16 * 16 * 64 * 9, 256 * 8 * 8 * 128 * 9]  # multiply-adds
     assert result.records["split-k"]["module"]["split"] == []  # nothing left for it
 
 

@@ -32,6 +32,11 @@ class ConvSizes:
     out_dtype: str = "f32"  # the output's: f32, or the image's type where only its cast reads it
 
     @property
+    def work(self) -> int:
+        """Multiply-adds: the product of the convolution's loop bounds."""
+        return self.n * self.f * self.oh * self.ow * self.c * self.r * self.s
+
+    @property
     def key(self) -> str:
         return (f"conv_{self.n}x{self.c}x{self.h}x{self.w}_{self.f}x{self.r}x{self.s}_s{self.stride[0]}x{self.stride[1]}"
                 f"_p{self.padding[0]}x{self.padding[1]}_d{self.dilation[0]}x{self.dilation[1]}_{self.dtype}_{self.out_dtype}")

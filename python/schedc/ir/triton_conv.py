@@ -159,5 +159,5 @@ def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: boo
         inline_in_place(op, call, [image, op.operands[1], op.operands[2]])
     if pad is not None:
         pad.erase()
-    return {"op": sizes.key, "tiles": [tiles.bm, tiles.bn, tiles.bk, tiles.warps, tiles.stages], "split": tiles.split,
+    return {"op": sizes.key, "work": sizes.work, "tiles": [tiles.bm, tiles.bn, tiles.bk, tiles.warps, tiles.stages], "split": tiles.split,
             "padding_read_in_place": pad is not None}
