@@ -634,15 +634,16 @@ IGEMM_GRID = ((1, 2, 4, 8), (0, 0.25, 0.5), (0, 0.5, 1, 2), (0, 1, 2, 4))
 
 
 def constants_module(name: str):
-    """The decision module that holds constant `name`: kernel_config's, its sums', else split_k's."""
-    from schedc.decisions import kernel_config, split_k
+    """The decision module that holds constant `name`: kernel_config's, its sums', split_k's, else
+    triton_conv's (the Triton kernel's tiles)."""
+    from schedc.decisions import kernel_config, split_k, triton_conv
     from schedc.decisions.kernel_config import sums
 
-    return next((m for m in (sums, split_k) if hasattr(m, name) and not hasattr(kernel_config, name)), kernel_config)
+    return next((m for m in (sums, split_k, triton_conv) if hasattr(m, name) and not hasattr(kernel_config, name)), kernel_config)
 
 
 def _with_constants(names, values, work):
-    """`work()` with the constants `names` (kernel_config's, its sums' or split_k's) set to `values`, then restored."""
+    """`work()` with the constants `names` (kernel_config's, its sums', split_k's or triton_conv's) set to `values`, then restored."""
     modules = [constants_module(name) for name in names]
     saved = [getattr(module, name) for module, name in zip(modules, names)]
     for module, name, value in zip(modules, names, values):

@@ -56,12 +56,19 @@ class ConvTiles:
 # The SMs of the GPUs the rule was fitted on (an H100 SXM has 132, an H200 too).
 SMS = 132
 # A rule fitted by hand on bench/fitting.py's synthetic convolutions, timed over a space of
-# tiles on an H200 (bench/README.md, "schedc's convolution kernel in Triton"):
-# - under 16 channels (an image's stem) the GEMM is short: wide pixel tiles, 16 channels a step;
-# - else 32 pixels by 64 channels while those tiles fill most of the SMs (FILL_TILES);
-# - where they do not, the channels are split in parts that fill them, each keeping at least
-#   MIN_PART_PRODUCTS of the GEMM's depth (channels x window positions) and 32 channels;
-# - and without parts, 32 x 32 tiles of 8 warps.
+# tiles on an H200 (bench/README.md, "schedc's convolution kernel in Triton, timed"), each tile
+# shape (pixels, channels, warps, pipeline stages):
+# - under 16 channels (an image's stem) the GEMM is short: STEM_TILES, 16 channels a step;
+# - else WIDE_TILES while they fill FILL_TILES of the SMs;
+# - where they do not, the channels are split in parts (PART_TILES) that fill them, each keeping
+#   at least MIN_PART_PRODUCTS of the GEMM's depth (channels x window positions) and
+#   MIN_PART_CHANNELS channels;
+# - and without parts, FEW_TILES.
+# (The constants are what bench/generalization.py --constants sets to judge a refit.)
+STEM_TILES = (128, 32, 8, 4)
+WIDE_TILES = (32, 64, 4, 3)
+PART_TILES = (32, 64, 4, 3)
+FEW_TILES = (32, 32, 8, 4)
 FILL_TILES = 0.7
 MIN_PART_PRODUCTS = 576
 MIN_PART_CHANNELS = 32
@@ -109,18 +116,19 @@ def conv_tiles(sizes: ConvSizes) -> ConvTiles:
 def _tiles(sizes: ConvSizes) -> ConvTiles:
     rows = sizes.n * sizes.oh * sizes.ow
     if sizes.c < 16:
-        return ConvTiles(128, 32, 16, warps=8, stages=4)
-    tiles = -(-rows // 32) * -(-sizes.f // 64)
+        return ConvTiles(*STEM_TILES[:2], 16, *STEM_TILES[2:])
+    bm, bn, _, _ = WIDE_TILES
+    tiles = -(-rows // bm) * -(-sizes.f // bn)
     if tiles >= FILL_TILES * SMS:
-        return ConvTiles(32, 64, _step(sizes.c), warps=4, stages=3)
+        return ConvTiles(bm, bn, _step(sizes.c), *WIDE_TILES[2:])
     depth = sizes.c * sizes.r * sizes.s
     split = 1
     while (split < MAX_PARTS and tiles * split * 2 <= SMS and depth // (split * 2) >= MIN_PART_PRODUCTS
            and sizes.c // (split * 2) >= MIN_PART_CHANNELS):
         split *= 2
     if split > 1:
-        return ConvTiles(32, 64, _step(sizes.c // split), warps=4, stages=3, split=split)
-    return ConvTiles(32, 32, _step(sizes.c), warps=8, stages=4)
+        return ConvTiles(*PART_TILES[:2], _step(sizes.c // split), *PART_TILES[2:], split=split)
+    return ConvTiles(*FEW_TILES[:2], _step(sizes.c), *FEW_TILES[2:])
 
 
 def grid(sizes: ConvSizes, tiles: ConvTiles) -> tuple[int, int, int]:
