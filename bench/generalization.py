@@ -19,7 +19,7 @@ read 0%.
 with `--unsplit` also the replayed module without split-k, with `--fused` also the replayed one
 with IREE's aggressive fusion and generic matmuls (FUSION_FLAGS), the same with mma-operands
 swapping nothing, and IREE's own module with them, and with `--constants "NAME=VALUE;..."` the
-replayed one compiled with those kernel_config or split_k constants (a cost model's before a fit), and
+replayed one compiled with those kernel_config, split_k or triton_conv constants (a cost model's before a fit), and
 with `--copies` the replayed one with IREE's padding copies (padded-producers off), and with
 `--kernel-db DB.json` the replayed one with a tuned database's configs (`schedc tune merge` on
 held-out models, for what tuning gives a whole model), and with `--triton` the replayed and the
@@ -127,7 +127,7 @@ def _variants(folder: Path) -> dict:
 
 
 def _constants(text: str) -> dict:
-    """`NAME=VALUE;...` as kernel_config's or split_k's constants (each one it has; VALUE a
+    """`NAME=VALUE;...` as kernel_config's, split_k's or triton_conv's constants (each one it has; VALUE a
     Python literal of the constant's type, e.g. `MMA_CONSTANTS={"matmul": (256, 320, 1048576, 0)}`)."""
     import ast
 
@@ -143,7 +143,7 @@ def _constants(text: str) -> dict:
             raise SystemExit(f"--constants: {value.strip()!r} is not a Python literal")
         current = getattr(constants_module(name), name, None)
         if not name.isupper() or current is None or type(parsed) is not type(current):
-            raise SystemExit(f"--constants: kernel_config, its sums and split_k have no constant {name!r} of type {type(parsed).__name__}")
+            raise SystemExit(f"--constants: kernel_config, its sums, split_k and triton_conv have no constant {name!r} of type {type(parsed).__name__}")
         values[name] = {**current, **parsed} if isinstance(current, dict) else parsed
     return values
 
@@ -545,7 +545,7 @@ def main() -> int:
             p.add_argument("--kernel-db", default="", metavar="DB.json",
                            help="also the replayed module with this tuned kernel database's configs (schedc tune merge)")
             p.add_argument("--constants", default="", metavar="NAME=VALUE;...",
-                           help="also the replayed module compiled with these kernel_config or split_k constants (e.g. before a fit)")
+                           help="also the replayed module compiled with these kernel_config, split_k or triton_conv constants (e.g. before a fit)")
     r = sub.add_parser("run")
     r.add_argument("folder")
     r.add_argument("--repeats", type=int, default=200)
