@@ -10,8 +10,8 @@
 `coverage` compiles each model for cuda and prints, per model and dtype, the share of its
 contraction work (the iterations of every matmul's and convolution's root op) whose config came
 from the kernel database, from schedc's heuristic, from schedc's Triton kernel (triton-conv's
-convolutions) and from IREE's default, and the number of such dispatches. The held-out models' kernels are never in the database, so its column should
-read 0%.
+convolutions) and from IREE's default, and the number of such dispatches. The held-out models'
+kernels are never in the database, so its column should read 0%.
 
 `prepare` compiles, per model and dtype, three CUDA modules with the weights outside them
 (a parameter archive): `iree` (IREE's own kernel configs, replayed), `schedc-streams` and
@@ -19,7 +19,8 @@ read 0%.
 with `--unsplit` also the replayed module without split-k, with `--fused` also the replayed one
 with IREE's aggressive fusion and generic matmuls (FUSION_FLAGS), the same with mma-operands
 swapping nothing, and IREE's own module with them, and with `--constants "NAME=VALUE;..."` the
-replayed one compiled with those kernel_config, split_k or triton_conv constants (a cost model's before a fit), and
+replayed one compiled with those kernel_config, split_k or triton_conv constants (a cost
+model's before a fit), and
 with `--copies` the replayed one with IREE's padding copies (padded-producers off), and with
 `--kernel-db DB.json` the replayed one with a tuned database's configs (`schedc tune merge` on
 held-out models, for what tuning gives a whole model), and with `--triton` the replayed and the
