@@ -1,8 +1,8 @@
 """The fitting set: synthetic convolutions that schedc's kernel rules are fitted on, so that the
 held-out models (bench/heldout.py) stay a judge nobody tuned on. No shape here is a held-out
-model's layer (test/python/test_bench_layers.py checks it): they span what CNNs have (a 3-channel stem, 1x1 squeezes
-and expansions, 3x3 and 5x5 windows, stride 2, from 80x80 down to 5x5 pixels, 16 to 1200
-channels) in sizes none of those models use.
+model's layer (test/python/test_bench_layers.py checks it): they span what CNNs have (a
+3-channel stem, 1x1 squeezes and expansions, 3x3 and 5x5 windows, stride 2, from 80x80 down to
+5x5 pixels, 16 to 1200 channels) in sizes none of those models use.
 
     python bench/layers.py prepare DIR --models fitting_convs --dtypes f16 --triton
 
