@@ -66,8 +66,9 @@ def triton_conv(module, pass_, options: Options, context) -> None:
         for op in ops_named(function, "linalg.conv_2d_nchw_fchw"):
             try:
                 decided = rewrite(op, arch, executables, options.every, options.tf32)
-            except TritonMissing as e:
+            except TritonMissing as e:  # said once, at the first convolution the kernel would take
                 records["unavailable"] = str(e)
+                context.warn(op.location, f"triton-conv: {e}; every convolution stays on IREE's kernels")
                 return
             except KernelUnavailable as e:  # this one stays IREE's
                 declined.append(str(e))

@@ -154,7 +154,7 @@ def test_the_cuda_compile_dispatches_the_kernel_for_each_f16_convolution():
     assert result.records["split-k"]["module"]["split"] == []  # nothing left for it
 
 
-def test_without_the_pass_or_without_triton_the_convolutions_stay_iree_s(monkeypatch):
+def test_without_the_pass_or_without_triton_the_convolutions_stay_iree_s(monkeypatch, capfd):
     flow = _flow("triton-conv{enabled=false},memory-order,arena-plan").output
     assert "schedc_conv_" not in (flow.decode() if isinstance(flow, bytes) else flow)
 
@@ -162,8 +162,11 @@ def test_without_the_pass_or_without_triton_the_convolutions_stay_iree_s(monkeyp
         raise kernel.TritonMissing("Triton is not installed")
     monkeypatch.setattr(kernel, "_triton", unavailable)
     monkeypatch.setenv("SCHEDC_CACHE_DIR", "/nonexistent-cache-for-this-test")
+    capfd.readouterr()
     result = _flow()
     assert result.records["triton-conv"] == {"unavailable": "Triton is not installed"}
+    warnings = [line for line in capfd.readouterr().err.splitlines() if "triton-conv" in line]
+    assert len(warnings) == 1 and warnings[0].endswith("warning: triton-conv: Triton is not installed; every convolution stays on IREE's kernels")
     from schedc.report.build import build_report, summary_lines
 
     lines = summary_lines(build_report(result.records, {}, {}, {}))
