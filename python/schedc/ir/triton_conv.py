@@ -14,9 +14,10 @@ IREE builds no padded copy. The replacement is
     %y = flow.dispatch @schedc_conv_<digest>::@conv2d_nchw(%image, %filter) -> tensor<NxFxOHxOWxf32>
 
 whose result replaces the op's, or, where only a cast to f16 (bf16) reads that, the cast's (the
-kernel then writes the narrow type); and, where the kernel splits the channels in parts or the op's initial value is not zero, a
-`linalg.generic` that adds the parts `[SPLIT, N, F, OH, OW]` into the op's initial value (IREE
-fuses what reads the result, a batch norm and a ReLU, into that sum).
+kernel then writes the narrow type); and, where the kernel splits the channels in parts or the
+op's initial value is not zero, a `linalg.generic` that adds the parts `[SPLIT, N, F, OH, OW]`
+into the op's initial value (IREE fuses what reads the result, a batch norm and a ReLU, into
+that sum).
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ from schedc.kernels.triton_conv import CompiledConv, compile_conv, ptx_path
 CUDA_TARGET = '#hal.executable.target<"cuda", "cuda-nvptx-fb">'
 
 
-def conv_sizes(op: ir.Operation, f32: bool = False) -> tuple[ConvSizes, ir.Value, ir.Operation | None] | None:
-    """(sizes, the image the kernel reads, the pad op it absorbs) for a convolution the kernel
-    runs (f32 ones too where `f32`); None for any other op."""
+def conv_sizes(op: ir.Operation, f32: bool = False) -> tuple[ConvSizes, ir.Value, ir.Operation | None, ir.Operation | None] | None:
+    """(sizes, the image the kernel reads, the pad op it absorbs, the lone cast to f16 or bf16
+    that reads its zero-initialised result) for a convolution the kernel runs (f32 ones too where
+    `f32`); None for any other op."""
     if op.name != "linalg.conv_2d_nchw_fchw" or len(op.operands) != 3:
         return None
     image, filter_, init = op.operands
@@ -54,7 +56,7 @@ def conv_sizes(op: ir.Operation, f32: bool = False) -> tuple[ConvSizes, ir.Value
     narrowed = truncation(op.results[0]) if zero_fill(init) else None
     out_dtype = str(narrowed.results[0].type.element_type) if narrowed is not None else "f32"
     sizes = ConvSizes(n, c, h, w, f, r, s, oh, ow, strides, padding, dilations, dtype, out_dtype)
-    return sizes, source, image.owner.operation if pad else None
+    return sizes, source, image.owner.operation if pad else None, narrowed
 
 
 def truncation(value: ir.Value) -> ir.Operation | None:
@@ -68,8 +70,8 @@ def truncation(value: ir.Value) -> ir.Operation | None:
         return None
     if any("parallel" not in str(t) for t in ir.ArrayAttr(reader.attributes["iterator_types"])):
         return None
-    if any(not ir.AffineMapAttr(m).value.is_permutation or str(ir.AffineMapAttr(m).value) != str(ir.AffineMap.get_identity(len(value.type.shape), context=value.context))
-           for m in ir.ArrayAttr(reader.attributes["indexing_maps"])):
+    identity = str(ir.AffineMap.get_identity(len(value.type.shape), context=value.context))
+    if any(str(ir.AffineMapAttr(m).value) != identity for m in ir.ArrayAttr(reader.attributes["indexing_maps"])):
         return None
     body = list(reader.regions[0].blocks[0].operations)
     if [o.name for o in body] != ["arith.truncf", "linalg.yield"] or str(reader.results[0].type.element_type) not in ("f16", "bf16"):
@@ -130,7 +132,7 @@ def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: boo
     found = conv_sizes(op, f32=tf32)
     if found is None:
         return None
-    sizes, image, pad = found
+    sizes, image, pad, cast = found
     reason = None if every else left_to_iree(sizes)
     if reason is not None:
         return {"op": sizes.key, "left_to_iree": reason}
@@ -141,7 +143,7 @@ def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: boo
     digest = path.stem.rpartition("-")[2]
     module = top_module(op)
     summed = tiles.split > 1 or not zero_fill(op.operands[2])
-    narrowed = truncation(op.results[0]) if not summed and sizes.out_dtype != "f32" else None
+    narrowed = cast if not summed else None
     out_type = narrowed.results[0].type if narrowed is not None else op.operands[2].type
     name = executables.get(digest)
     text = ""

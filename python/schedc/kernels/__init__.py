@@ -66,6 +66,14 @@ def cache_folder() -> Path:
     return (base if os.environ.get(CACHE_VARIABLE) else base / "schedc") / "kernels"
 
 
+def write_cached(path: Path, text: str) -> None:
+    """Writes a cache entry whole: a concurrent compile writing the same entry renames over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_text(text)
+    os.replace(partial, path)
+
+
 def object_path(name: str = GEMM) -> Path:
     """The object file of kernel `name`, built on first use."""
     compiler = _compiler()

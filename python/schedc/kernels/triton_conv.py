@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from schedc.kernels import KernelUnavailable, cache_folder
+from schedc.kernels import KernelUnavailable, cache_folder, write_cached
 
 KERNEL = "conv2d_nchw"
 TRITON_VERSION = "3.5.0"  # pyproject.toml's pin: the PTX a version emits is part of the output
@@ -136,10 +135,7 @@ def compile_conv(constants: dict[str, int], dtype: str, out_dtype: str, warps: i
         raise KernelUnavailable(f"{what} takes {compiled.metadata.shared} bytes of shared memory (at most {max_shared_bytes})")
     result = CompiledConv(_without_scratch(compiled.asm["ptx"], compiled.metadata.name), compiled.metadata.name, 32 * warps,
                           int(compiled.metadata.shared))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(f".{os.getpid()}.tmp")
-    partial.write_text(json.dumps({"ptx": result.ptx, "name": result.name, "threads": result.threads, "shared_bytes": result.shared_bytes}))
-    os.replace(partial, path)
+    write_cached(path, json.dumps({"ptx": result.ptx, "name": result.name, "threads": result.threads, "shared_bytes": result.shared_bytes}))
     return result
 
 
@@ -148,10 +144,7 @@ def ptx_path(kernel: CompiledConv) -> Path:
     path only), written once and atomically."""
     path = cache_folder() / f"{KERNEL}-{hashlib.sha256(kernel.ptx.encode()).hexdigest()[:16]}.ptx"
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(kernel.ptx)
-        os.replace(partial, path)
+        write_cached(path, kernel.ptx)
     return path
 
 
