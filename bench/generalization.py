@@ -1,7 +1,7 @@
 """Speed on models nobody tuned for: the held-out suite (bench/heldout.py), f32 and f16.
 
     python bench/generalization.py coverage [--models a,b] [--dtypes f32,f16]
-    python bench/generalization.py prepare DIR [--models a,b] [--dtypes f32,f16] [--constants "N=V;..."] [--copies] [--triton [--triton-arch 90] [--triton-tf32]] [--kernel-db DB.json]   # here
+    python bench/generalization.py prepare DIR [--models a,b] [--dtypes f32,f16] [--constants "N=V;..."] [--copies] [--triton [--triton-arch 90] [--triton-tf32] [--triton-channels-last]] [--kernel-db DB.json]   # here
     python bench/generalization.py run DIR [--repeats 200] [--warm-jobs 4] [--models a,b] [--no-inductor]   # CUDA machine
     python bench/generalization.py import DIR [--models a,b] [--dtypes f32]      # MLIR for tune prepare
     python bench/generalization.py dispatches TUNE_DIR...   # after schedc tune prepare + bench
@@ -232,7 +232,8 @@ def prepare(args) -> None:
             chosen = constants if variant in CONSTANTS else {}
             if variant in TUNED:
                 keywords = {**keywords, "kernel_db": args.kernel_db}
-            extra = (f" arch={args.triton_arch}" if args.triton_arch else "") + (" tf32=true" if args.triton_tf32 else "")
+            extra = ((f" arch={args.triton_arch}" if args.triton_arch else "") + (" tf32=true" if args.triton_tf32 else "")
+                     + (" layout=nhwc" if args.triton_channels_last else ""))
             if variant in TRITON and extra:
                 keywords = {**keywords, "passes": keywords["passes"].replace("}", extra + "}", 1)}
             _with_constants(tuple(chosen), tuple(chosen.values()), lambda: schedc.compile(
@@ -240,7 +241,7 @@ def prepare(args) -> None:
             print(f"{stem}.{variant}: compiled in {time.perf_counter() - started:.1f} s", flush=True)
         manifest.append({"model": name, "dtype": dtype, "unsplit": args.unsplit, "fused": args.fused, "constants": args.constants,
                          "copies": args.copies, "kernel_db": args.kernel_db, "triton": args.triton,
-                         "triton_arch": args.triton_arch, "triton_tf32": args.triton_tf32})
+                         "triton_arch": args.triton_arch, "triton_tf32": args.triton_tf32, "triton_channels_last": args.triton_channels_last})
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
@@ -543,6 +544,8 @@ def main() -> int:
                            help="with --triton: the GPU its kernels are compiled for (triton-conv's arch; 0: the compile's --cuda-arch)")
             p.add_argument("--triton-tf32", action="store_true",
                            help="with --triton: f32 convolutions in the kernel too, multiplied in TF32 (triton-conv{tf32=true})")
+            p.add_argument("--triton-channels-last", action="store_true",
+                           help="with --triton: the kernel reads NHWC images and RSCF filters (triton-conv{layout=nhwc})")
             p.add_argument("--kernel-db", default="", metavar="DB.json",
                            help="also the replayed module with this tuned kernel database's configs (schedc tune merge)")
             p.add_argument("--constants", default="", metavar="NAME=VALUE;...",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from schedc.decisions import triton_conv as rule
 from schedc.ir.iree import function_name, function_ops, ops_named
 from schedc.kernels import KernelUnavailable
 from schedc.kernels.triton_conv import TritonMissing
@@ -31,11 +32,17 @@ class Options:
     # as torch's cuDNN convolutions are by default (torch.backends.cudnn.allow_tf32). Off: f32
     # convolutions keep IREE's f32 kernels.
     tf32: bool = False
+    # How the kernel reads the image and the filter: nhwc (the image channels last, transposed
+    # where it is made, and the filter as RSCF: a step's channels are one vector load) or nchw
+    # (both as torch lays them out); empty: the rule's (schedc.decisions.triton_conv.CHANNELS_LAST).
+    layout: str = ""
     # The GPU the kernels are compiled for (80: sm_80 PTX, which any later GPU's driver
     # compiles; 90: sm_90a, H100 and H200 only); 0: the compile's --cuda-arch.
     arch: int = 0
 
     def __post_init__(self):
+        if self.layout not in ("", "nchw", "nhwc"):
+            raise ValueError(f"layout must be nchw or nhwc (empty: the rule's), not '{self.layout}'")
         if self.arch not in (0, 80, 86, 89, 90):
             raise ValueError(f"arch must be 0 (the compile's --cuda-arch), 80, 86, 89 or 90, not {self.arch}")
 
@@ -61,11 +68,12 @@ def triton_conv(module, pass_, options: Options, context) -> None:
     if arch is None:
         records["unavailable"] = f"schedc's Triton kernel needs sm_80 or later (--cuda-arch={context.arch}); arch=80 or 90 overrides it"
         return
+    channels_last = options.layout == "nhwc" or (not options.layout and rule.CHANNELS_LAST)
     for function in function_ops(module):
         replaced, left, declined = [], [], []
         for op in ops_named(function, "linalg.conv_2d_nchw_fchw"):
             try:
-                decided = rewrite(op, arch, executables, options.every, options.tf32)
+                decided = rewrite(op, arch, executables, options.every, options.tf32, channels_last)
             except TritonMissing as e:  # said once, at the first convolution the kernel would take
                 records["unavailable"] = str(e)
                 context.warn(op.location, f"triton-conv: {e}; every convolution stays on IREE's kernels")

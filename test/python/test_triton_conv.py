@@ -61,9 +61,17 @@ CASES = [  # (sizes, tiles): padding, strides, a batch, dilation, a split, a 1x1
     (_sizes(16, 16, 6, k=5, out_dtype="f16"), ConvTiles(16, 16, 16, 4, 2)),
     (_sizes(24, 8, 6, dtype="f32"), ConvTiles(16, 16, 16, 4, 2)),  # triton-conv{tf32=true}
 ]
+# triton-conv{channels-last=true}: an NHWC image and an RSCF filter, with every step's channels
+# in range (no channel mask) and without (a part's last step, 20 channels in steps of 16)
+CHANNELS_LAST = [
+    (_sizes(32, 24, 9, stride=2, n=2), ConvTiles(16, 16, 16, 4, 2)),
+    (_sizes(64, 16, 5), ConvTiles(16, 16, 16, 4, 2, split=2)),
+    (_sizes(40, 24, 7, dilation=2), ConvTiles(16, 16, 16, 4, 2, split=2)),
+    (_sizes(16, 16, 6, k=5, out_dtype="f16"), ConvTiles(16, 16, 16, 4, 2)),
+]
 
 
-def _errors(cases) -> list[float]:
+def _errors(cases, channels_last: bool = False) -> list[float]:
     """Each case's largest difference from torch's convolution, relative to its largest output."""
     import torch
     from torch import nn
@@ -77,20 +85,27 @@ def _errors(cases) -> list[float]:
         w = torch.randn(sizes.f, sizes.c, sizes.r, sizes.s).to(narrow[sizes.dtype])
         out_type = torch.float32 if tiles.split > 1 or sizes.out_dtype == "f32" else narrow[sizes.out_dtype]
         y = torch.zeros(tiles.split, sizes.n, sizes.f, sizes.oh, sizes.ow, dtype=out_type)
-        conv[grid(sizes, tiles)](x, w, y, **kernel_constants(sizes, tiles))
+        if channels_last:
+            conv[grid(sizes, tiles)](x.permute(0, 2, 3, 1).contiguous(), w.permute(2, 3, 1, 0).contiguous(), y,
+                                     **kernel_constants(sizes, tiles, channels_last=True))
+        else:
+            conv[grid(sizes, tiles)](x, w, y, **kernel_constants(sizes, tiles))
         expected = nn.functional.conv2d(x.float(), w.float(), stride=sizes.stride, padding=sizes.padding, dilation=sizes.dilation)
         errors.append((y.float().sum(0) - expected).abs().max().item() / expected.abs().max().item())
     return errors
 
 
-def test_the_kernel_computes_what_torch_does():
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_the_kernel_computes_what_torch_does(channels_last):
     # Triton's interpreter runs the kernel on the host CPU; it must be chosen before Triton is
     # imported, so in a process of its own.
-    code = f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import test_triton_conv as t; print(json.dumps(t._errors(t.CASES)))"
+    cases = CHANNELS_LAST if channels_last else CASES
+    code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import test_triton_conv as t; "
+            f"print(json.dumps(t._errors(t.{'CHANNELS_LAST' if channels_last else 'CASES'}, {channels_last})))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "TRITON_INTERPRET": "1"})
     assert done.returncode == 0, done.stderr[-2000:]
     errors = json.loads(done.stdout.strip().splitlines()[-1])
-    narrow_out = [tiles.split == 1 and sizes.out_dtype != "f32" for sizes, tiles in CASES]
+    narrow_out = [tiles.split == 1 and sizes.out_dtype != "f32" for sizes, tiles in cases]
     assert all(e <= (1e-2 if narrow else 1e-4) for e, narrow in zip(errors, narrow_out)), errors
 
 
@@ -152,6 +167,25 @@ def test_the_cuda_compile_dispatches_the_kernel_for_each_f16_convolution():
     assert [c["split"] for c in function["convolutions"]] == [1, 2] and all(c["padding_read_in_place"] for c in function["convolutions"])
     assert [c["work"] for c in function["convolutions"]] == [128 * 16 * 16 * 64 * 9, 256 * 8 * 8 * 128 * 9]  # multiply-adds
     assert result.records["split-k"]["module"]["split"] == []  # nothing left for it
+
+
+def test_channels_last_the_kernel_reads_the_image_transposed_where_it_is_made_and_the_filter_once_at_load():
+    result = _flow("triton-conv{layout=nhwc},memory-order,arena-plan")
+    flow = result.output.decode() if isinstance(result.output, bytes) else result.output
+    dispatched = re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d_nchw\((%[\w#]+), (%[\w#]+)\)(?: \{[^}]*\})? : \((tensor<[^>]*>), (tensor<[^>]*>)\)", flow)
+    # images NHWC, filters RSCF
+    assert [(x, w) for _, _, x, w in dispatched] == [("tensor<1x16x16x64xf16>", "tensor<3x3x64x128xf16>"),
+                                                     ("tensor<1x16x16x128xf16>", "tensor<3x3x128x256xf16>")]
+    (function,) = [v for k, v in result.records["triton-conv"].items() if k != "unavailable"]
+    assert [c["layout"] for c in function["convolutions"]] == ["nhwc", "nhwc"]
+    forward = flow[flow.index("util.func public @forward"):]
+    # the model's input is transposed in a dispatch of its own; the second image in the dispatch
+    # of the batch norm and ReLU that make it; the filters' transposes are the initializer's
+    assert len(re.findall(r"flow\.dispatch @\S*_dispatch_\d+_transpose_", forward)) == 1
+    assert len(re.findall(r"flow\.dispatch @\S*_dispatch_\d+_elementwise_transpose_", forward)) == 1
+    assert "%__hoisted_tensor_3x3x64x128xf16" in forward
+    nchw = _flow("triton-conv{layout=nchw},memory-order,arena-plan").output
+    assert "transpose" not in (nchw.decode() if isinstance(nchw, bytes) else nchw).split("util.func public @forward")[1]
 
 
 def test_without_the_pass_or_without_triton_the_convolutions_stay_iree_s(monkeypatch, capfd):

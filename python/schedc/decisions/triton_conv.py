@@ -78,6 +78,12 @@ MAX_PARTS = 8
 SHARED_BYTES = 48 * 1024
 
 
+# Whether the kernel reads an NHWC image (transposed where IREE makes it, in the same dispatch)
+# and an RSCF filter (transposed once, at load), its loads a step's channels side by side, or
+# the NCHW image and FCHW filter as torch lays them out (pixels side by side, loaded one by one).
+CHANNELS_LAST = False
+
+
 # Which convolutions the kernel takes: on the fitting set, timed layer by layer on an H200 against
 # IREE's kernels as schedc configures them (f16), the Triton kernel was faster on 11 of the 13
 # with a window of more than one position and 16 or more channels (at most 1.04x slower on the
@@ -138,9 +144,9 @@ def grid(sizes: ConvSizes, tiles: ConvTiles) -> tuple[int, int, int]:
     return (rows * columns, tiles.split, 1)
 
 
-def kernel_constants(sizes: ConvSizes, tiles: ConvTiles) -> dict[str, int]:
+def kernel_constants(sizes: ConvSizes, tiles: ConvTiles, channels_last: bool = False) -> dict[str, int]:
     """The kernel's compile-time constants, by the names schedc.kernels.triton_conv's
-    `conv2d_nchw` gives them."""
-    return dict(N=sizes.n, C=sizes.c, H=sizes.h, W=sizes.w, F=sizes.f, R=sizes.r, S=sizes.s, OH=sizes.oh, OW=sizes.ow,
+    `conv2d_nchw` gives them; `channels_last`: it reads an NHWC image and an RSCF filter."""
+    return ({"NHWC": 1} if channels_last else {}) | dict(N=sizes.n, C=sizes.c, H=sizes.h, W=sizes.w, F=sizes.f, R=sizes.r, S=sizes.s, OH=sizes.oh, OW=sizes.ow,
                 SH=sizes.stride[0], SW=sizes.stride[1], PH=sizes.padding[0], PW=sizes.padding[1],
                 DH=sizes.dilation[0], DW=sizes.dilation[1], SPLIT=tiles.split, BM=tiles.bm, BN=tiles.bn, BK=tiles.bk, GROUP=8)

@@ -26,7 +26,7 @@ from iree.compiler import ir
 
 from schedc.decisions.triton_conv import SHARED_BYTES, ConvSizes, conv_tiles, grid, kernel_constants, left_to_iree
 from schedc.ir.cpu_ops import absorbed_pad, attribute_pair, top_module, zero_fill
-from schedc.ir.rewrite import inline_in_place
+from schedc.ir.rewrite import inline_in_place, tensor_type
 from schedc.kernels.triton_conv import CompiledConv, compile_conv, ptx_path
 
 # The generic target: IREE attaches its objects to every cuda variant (sm_80 or other).
@@ -97,21 +97,38 @@ hal.executable.source private @{name} <{{objects = {objects}}}> {{
 }}"""
 
 
+def _transposed(value: str, type_: ir.RankedTensorType, permutation: tuple[int, ...], into: str) -> tuple[str, str]:
+    """The text of a `linalg.transpose` of `value` into `%into`, and its result's type."""
+    shape = [type_.shape[i] for i in permutation]
+    result = tensor_type(shape, type_.element_type)
+    text = (f"  %{into}_e = tensor.empty() : {result}\n"
+            f"  %{into} = linalg.transpose ins({value} : {type_}) outs(%{into}_e : {result}) permutation = {list(permutation)}\n")
+    return text, result
+
+
 def _call(name: str, export: str, image: ir.RankedTensorType, filter_: ir.RankedTensorType, out: ir.RankedTensorType,
-          split: int, summed: bool) -> str:
+          split: int, summed: bool, channels_last: bool = False) -> str:
     """A function of (image, filter, init) -> out: the kernel's dispatch, and where `summed`
-    its parts added into init."""
+    its parts added into init. With `channels_last` the kernel reads the image transposed to
+    NHWC (IREE fuses the transpose into the dispatch that makes the image) and the filter to
+    RSCF (a constant's transpose, which IREE evaluates once, at load)."""
     n, f, oh, ow = out.shape
+    args, operands = "%x, %w", f"{image}, {filter_}"
+    prologue = ""
+    if channels_last:
+        x_text, x_type = _transposed("%x", image, (0, 2, 3, 1), "xt")
+        w_text, w_type = _transposed("%w", filter_, (2, 3, 1, 0), "wt")
+        prologue, args, operands = x_text + w_text, "%xt, %wt", f"{x_type}, {w_type}"
     if not summed:
         return f"""
 func.func private @call(%x: {image}, %w: {filter_}, %init: {out}) -> {out} {{
-  %y = flow.dispatch @{name}::@{export}(%x, %w) : ({image}, {filter_}) -> {out}
+{prologue}  %y = flow.dispatch @{name}::@{export}({args}) : ({operands}) -> {out}
   return %y : {out}
 }}"""
     parts = f"tensor<{split}x{n}x{f}x{oh}x{ow}xf32>"
     return f"""
 func.func private @call(%x: {image}, %w: {filter_}, %init: {out}) -> {out} {{
-  %p = flow.dispatch @{name}::@{export}(%x, %w) : ({image}, {filter_}) -> {parts}
+{prologue}  %p = flow.dispatch @{name}::@{export}({args}) : ({operands}) -> {parts}
   %y = linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d4, d0, d1, d2, d3)>,
                                         affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>],
                         iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}}
@@ -124,7 +141,8 @@ func.func private @call(%x: {image}, %w: {filter_}, %init: {out}) -> {out} {{
 }}"""
 
 
-def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: bool = False, tf32: bool = False) -> dict | None:
+def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: bool = False, tf32: bool = False,
+            channels_last: bool = False) -> dict | None:
     """Replaces the convolution `op` by a dispatch of the kernel compiled for sm_`arch`; the
     kernel's executable joins the module once per distinct kernel (`executables`: digest ->
     symbol). Returns what was decided (`left_to_iree` where the rule leaves `op` to IREE, unless
@@ -138,7 +156,7 @@ def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: boo
         return {"op": sizes.key, "left_to_iree": reason}
     tiles = conv_tiles(sizes)
     out_dtype = "f32" if tiles.split > 1 else sizes.out_dtype
-    kernel = compile_conv(kernel_constants(sizes, tiles), sizes.dtype, out_dtype, tiles.warps, tiles.stages, arch, SHARED_BYTES)
+    kernel = compile_conv(kernel_constants(sizes, tiles, channels_last), sizes.dtype, out_dtype, tiles.warps, tiles.stages, arch, SHARED_BYTES)
     path = ptx_path(kernel)
     digest = path.stem.rpartition("-")[2]
     module = top_module(op)
@@ -150,7 +168,7 @@ def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: boo
     if name is None:
         name = executables[digest] = f"schedc_conv_{digest}"
         text = _executable(name, kernel, grid(sizes, tiles), str(path))
-    helper = ir.Module.parse(text + _call(name, kernel.name, image.type, op.operands[1].type, out_type, tiles.split, summed), op.context)
+    helper = ir.Module.parse(text + _call(name, kernel.name, image.type, op.operands[1].type, out_type, tiles.split, summed, channels_last), op.context)
     call = helper.body.operations[len(helper.body.operations) - 1]
     for executable in list(helper.body.operations)[:-1]:
         module.regions[0].blocks[0].append(executable)
@@ -162,4 +180,4 @@ def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: boo
     if pad is not None:
         pad.erase()
     return {"op": sizes.key, "work": sizes.work, "tiles": [tiles.bm, tiles.bn, tiles.bk, tiles.warps, tiles.stages], "split": tiles.split,
-            "padding_read_in_place": pad is not None}
+            "padding_read_in_place": pad is not None, "layout": "nhwc" if channels_last else "nchw"}

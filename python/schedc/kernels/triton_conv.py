@@ -65,7 +65,7 @@ def _kernel():
                     R: tl.constexpr, S: tl.constexpr, OH: tl.constexpr, OW: tl.constexpr,
                     SH: tl.constexpr, SW: tl.constexpr, PH: tl.constexpr, PW: tl.constexpr,
                     DH: tl.constexpr, DW: tl.constexpr, SPLIT: tl.constexpr,
-                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr):
+                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr, NHWC: tl.constexpr = 0):
         # Workgroups in groups of GROUP row tiles, so neighbours share the filter's columns in L2.
         pid = tl.program_id(0)
         part = tl.program_id(1)
@@ -86,19 +86,43 @@ def _kernel():
         n_ok = offs_n < F
         CP: tl.constexpr = (C + SPLIT - 1) // SPLIT  # channels a part
         acc = tl.zeros((BM, BN), dtype=tl.float32)
-        for r in tl.static_range(R):
-            for s in tl.static_range(S):
-                ih = oh * SH - PH + r * DH
-                iw = ow * SW - PW + s * DW
+        if NHWC:  # an NHWC image and an RSCF filter: a step's channels lie side by side (vector loads)
+            STEPS: tl.constexpr = (CP + BK - 1) // BK  # steps a window position
+            EVEN: tl.constexpr = CP % BK == 0 and SPLIT * CP == C  # every step's channels in range
+            for t in range(0, R * S * STEPS):  # one loop over the window and the channels, pipelined
+                rs = t // STEPS
+                c0 = (t % STEPS) * BK
+                ih = oh * SH - PH + (rs // S) * DH
+                iw = ow * SW - PW + (rs % S) * DW
                 inside = m_ok & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
-                base = image * (C * H * W) + ih * W + iw
-                for c0 in range(0, CP, BK):
-                    channel = part * CP + c0 + tl.arange(0, BK)
+                channel = part * CP + c0 + tl.arange(0, BK)
+                a_at = x_ptr + (((image * H + ih) * W + iw) * C)[:, None] + channel[None, :]
+                b_at = w_ptr + ((rs * C + channel) * F)[:, None] + offs_n[None, :]
+                if EVEN:
+                    a = tl.load(a_at, mask=inside[:, None], other=0.0)
+                    if F % BN == 0:
+                        b = tl.load(b_at)
+                    else:
+                        b = tl.load(b_at, mask=n_ok[None, :], other=0.0)
+                else:
                     c_ok = (c0 + tl.arange(0, BK) < CP) & (channel < C)
-                    a = tl.load(x_ptr + channel[None, :] * (H * W) + base[:, None], mask=inside[:, None] & c_ok[None, :], other=0.0)
-                    b = tl.load(w_ptr + offs_n[None, :] * (C * R * S) + channel[:, None] * (R * S) + (r * S + s),
-                                mask=c_ok[:, None] & n_ok[None, :], other=0.0)
-                    acc = tl.dot(a, b, acc, input_precision="tf32")  # f32 images (tf32=true): TF32 products, as cuDNN by default
+                    a = tl.load(a_at, mask=inside[:, None] & c_ok[None, :], other=0.0)
+                    b = tl.load(b_at, mask=c_ok[:, None] & n_ok[None, :], other=0.0)
+                acc = tl.dot(a, b, acc, input_precision="tf32")
+        else:  # NCHW and FCHW, as torch lays them out
+            for r in tl.static_range(R):
+                for s in tl.static_range(S):
+                    ih = oh * SH - PH + r * DH
+                    iw = ow * SW - PW + s * DW
+                    inside = m_ok & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+                    base = image * (C * H * W) + ih * W + iw
+                    for c0 in range(0, CP, BK):
+                        channel = part * CP + c0 + tl.arange(0, BK)
+                        c_ok = (c0 + tl.arange(0, BK) < CP) & (channel < C)
+                        a = tl.load(x_ptr + channel[None, :] * (H * W) + base[:, None], mask=inside[:, None] & c_ok[None, :], other=0.0)
+                        b = tl.load(w_ptr + offs_n[None, :] * (C * R * S) + channel[:, None] * (R * S) + (r * S + s),
+                                    mask=c_ok[:, None] & n_ok[None, :], other=0.0)
+                        acc = tl.dot(a, b, acc, input_precision="tf32")  # f32 images (tf32=true): TF32 products, as cuDNN by default
         out = part * (N * F * OH * OW) + image[:, None] * (F * OH * OW) + offs_n[None, :] * (OH * OW) + pixel[:, None]
         tl.store(y_ptr + out, acc.to(y_ptr.dtype.element_ty), mask=m_ok[:, None] & n_ok[None, :])
 
