@@ -1,7 +1,7 @@
 """Layer by layer on the GPU: each layer of the held-out models compiled alone, its numerics and
 its kernel time against torch's for the same op and dtype.
 
-    python bench/layers.py prepare DIR [--models a,b] [--dtypes f32,f16] [--triton [--triton-tf32]]   # here: compile
+    python bench/layers.py prepare DIR [--models a,b] [--dtypes f32,f16] [--triton [--triton-tf32] [--triton-channels-last]]   # here: compile
     python bench/layers.py run DIR                                          # GPU machine, with ncu
     python bench/layers.py table DIR                                        # the table again
 
@@ -179,7 +179,8 @@ def prepare(args) -> None:
     folder = Path(args.folder)
     (folder / "layers").mkdir(parents=True, exist_ok=True)
     manifest = []
-    triton = {name: {"passes": keywords["passes"].replace("}", " tf32=true}", 1)} for name, keywords in TRITON.items()} if args.triton_tf32 else TRITON
+    extra = (" tf32=true" if args.triton_tf32 else "") + (" layout=nhwc" if args.triton_channels_last else "")
+    triton = {name: {"passes": keywords["passes"].replace("}", extra + "}", 1)} for name, keywords in TRITON.items()}
     variants = {**VARIANTS, **(triton if args.triton else {})}
     for name in args.models.split(","):
         for dtype in args.dtypes.split(","):
@@ -340,6 +341,8 @@ def main() -> None:
     parser.add_argument("--triton", action="store_true",
                         help="prepare: also the modules with schedc's Triton kernel on every f16 convolution, and with none")
     parser.add_argument("--triton-tf32", action="store_true", help="with --triton: f32 convolutions in the kernel too, multiplied in TF32")
+    parser.add_argument("--triton-channels-last", action="store_true",
+                        help="with --triton: the kernel reads NHWC images and RSCF filters (triton-conv{layout=nhwc})")
     args = parser.parse_args()
     {"prepare": prepare, "run": run, "measure": measure, "table": table}[args.step](args)
 
