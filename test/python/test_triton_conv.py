@@ -122,6 +122,21 @@ def test_the_ptx_takes_the_dispatchs_three_bindings_and_nothing_else(arch, dtype
     assert kernel.compile_conv(kernel_constants(sizes, tiles), dtype, "f32", tiles.warps, tiles.stages, arch) == compiled  # cached
 
 
+@pytest.mark.parametrize("dtype", ["f16", "f32"])
+def test_channels_last_the_ptx_copies_a_step_s_channels_in_16_byte_pipelined_copies(dtype, tmp_path, monkeypatch):
+    monkeypatch.setenv("SCHEDC_CACHE_DIR", str(tmp_path))
+    sizes = _sizes(64, 64, 56, dtype=dtype, out_dtype="f32")
+    tiles = conv_tiles(sizes)
+    loads = {}
+    for channels_last in (False, True):
+        ptx = kernel.compile_conv(kernel_constants(sizes, tiles, channels_last), dtype, "f32", tiles.warps, tiles.stages, 80).ptx
+        single = re.findall(r"ld\.global\.b(?:16|32) |cp\.async\.ca\.shared\.global [^;]*, 0x[24],", ptx)  # one element a load
+        wide = re.findall(r"cp\.async\.cg\.shared\.global [^;]*, 0x10,", ptx)  # 16 bytes a copy, into the pipeline's stages
+        loads[channels_last] = (len(single), len(wide))
+    assert loads[False][0] > 100  # NCHW: hundreds of single elements
+    assert loads[True][0] == 0 and loads[True][1] > 0
+
+
 class Block(nn.Module):
     def __init__(self):
         super().__init__()
