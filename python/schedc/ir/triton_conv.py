@@ -17,7 +17,8 @@ whose result replaces the op's, or, where only a cast to f16 (bf16) reads that, 
 kernel then writes the narrow type); and, where the kernel splits the channels in parts or the
 op's initial value is not zero, a `linalg.generic` that adds the parts `[SPLIT, N, F, OH, OW]`
 into the op's initial value (IREE fuses what reads the result, a batch norm and a ReLU, into
-that sum).
+that sum). Channels last (triton-conv{layout=nhwc}), the dispatch reads `linalg.transpose`s of
+the image to NHWC and of the filter to RSCF instead.
 """
 
 from __future__ import annotations

@@ -8,7 +8,9 @@ constant, as IREE's own dispatches are), and a dispatch runs the PTX through IRE
 dispatch path (a `hal.executable.source` whose object is the PTX: schedc.ir.triton_conv).
 
 The kernel reads an NCHW image and an FCHW filter (f16 or bf16; f32, multiplied in TF32, where
-triton-conv{tf32=true} asks) and writes an NCHW output in
+triton-conv{tf32=true} asks), or with `NHWC` = 1 an NHWC image and an RSCF filter, whose steps of
+channels are vector loads in one pipelined loop over the window and the channels
+(triton-conv{layout=nhwc}), and writes an NCHW output in
 f32 (torch-mlir's accumulator) or, where only a cast reads that, in the cast's type, reading the
 padding as zeros: an implicit GEMM whose rows are the
 output pixels of every image, whose columns are the output channels, over the filter's channels
