@@ -65,7 +65,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
-from layers import split_by_marker  # noqa: E402
+from layers import add_triton_options, split_by_marker, with_triton_options  # noqa: E402
 from timing import interleaved_median_ms, median_ms, ncu_kernel_times  # noqa: E402
 
 TILED = ("matmul", "batch_matmul", "matmul_like", "conv", "depthwise_conv")
@@ -232,10 +232,8 @@ def prepare(args) -> None:
             chosen = constants if variant in CONSTANTS else {}
             if variant in TUNED:
                 keywords = {**keywords, "kernel_db": args.kernel_db}
-            extra = ((f" arch={args.triton_arch}" if args.triton_arch else "") + (" tf32=true" if args.triton_tf32 else "")
-                     + (" layout=nhwc" if args.triton_channels_last else ""))
-            if variant in TRITON and extra:
-                keywords = {**keywords, "passes": keywords["passes"].replace("}", extra + "}", 1)}
+            if variant in TRITON:
+                keywords = {**keywords, "passes": with_triton_options(keywords["passes"], args)}
             _with_constants(tuple(chosen), tuple(chosen.values()), lambda: schedc.compile(
                 mlir, target="cuda", output=str(folder / f"{stem}.{variant}.vmfb"), **keywords))
             print(f"{stem}.{variant}: compiled in {time.perf_counter() - started:.1f} s", flush=True)
@@ -540,12 +538,7 @@ def main() -> int:
             p.add_argument("--copies", action="store_true", help="also the replayed module with IREE's padding copies (padded-producers off)")
             p.add_argument("--triton", action="store_true",
                            help="also the modules with schedc's Triton kernel on every f16 convolution, and the replayed one with none")
-            p.add_argument("--triton-arch", type=int, default=0, choices=(0, 80, 90),
-                           help="with --triton: the GPU its kernels are compiled for (triton-conv's arch; 0: the compile's --cuda-arch)")
-            p.add_argument("--triton-tf32", action="store_true",
-                           help="with --triton: f32 convolutions in the kernel too, multiplied in TF32 (triton-conv{tf32=true})")
-            p.add_argument("--triton-channels-last", action="store_true",
-                           help="with --triton: the kernel reads NHWC images and RSCF filters (triton-conv{layout=nhwc})")
+            add_triton_options(p, arch=True)
             p.add_argument("--kernel-db", default="", metavar="DB.json",
                            help="also the replayed module with this tuned kernel database's configs (schedc tune merge)")
             p.add_argument("--constants", default="", metavar="NAME=VALUE;...",

@@ -42,6 +42,27 @@ VARIANTS = {"iree": {"tuning": False}, "schedc": {}}  # module name -> schedc.co
 # with none (IREE's kernels as schedc configures them); "schedc" takes the rule's choice
 TRITON = {"schedc-triton": {"passes": "triton-conv{every=true},memory-order,arena-plan"},
           "schedc-iree-conv": {"passes": "triton-conv{enabled=false},memory-order,arena-plan"}}
+
+
+def add_triton_options(parser, arch: bool = False) -> None:
+    """The options that `--triton`'s modules pass on to triton-conv (this script's and
+    bench/generalization.py's)."""
+    if arch:
+        parser.add_argument("--triton-arch", type=int, default=0, choices=(0, 80, 90),
+                            help="with --triton: the GPU its kernels are compiled for (triton-conv's arch; 0: the compile's --cuda-arch)")
+    parser.add_argument("--triton-tf32", action="store_true",
+                        help="with --triton: f32 convolutions in the kernel too, multiplied in TF32 (triton-conv{tf32=true})")
+    parser.add_argument("--triton-channels-last", action="store_true",
+                        help="with --triton: the kernel reads NHWC images and RSCF filters (triton-conv{layout=nhwc})")
+
+
+def with_triton_options(passes: str, args) -> str:
+    """`passes` with those options added to its triton-conv{...}."""
+    extra = ((f" arch={args.triton_arch}" if getattr(args, "triton_arch", 0) else "") + (" tf32=true" if args.triton_tf32 else "")
+             + (" layout=nhwc" if args.triton_channels_last else ""))
+    return passes.replace("}", extra + "}", 1)
+
+
 CONTRACTIONS = ("Conv2d", "Linear", "Conv1D")
 LAYER_KINDS = CONTRACTIONS + ("MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm2d", "LayerNorm", "LlamaRMSNorm")
 FUSED_AFTER = ("ReLU", "ReLU6", "BatchNorm2d", "Hardswish", "SiLU", "GELU", "Sigmoid", "GELUActivation", "NewGELUActivation")
@@ -179,8 +200,7 @@ def prepare(args) -> None:
     folder = Path(args.folder)
     (folder / "layers").mkdir(parents=True, exist_ok=True)
     manifest = []
-    extra = (" tf32=true" if args.triton_tf32 else "") + (" layout=nhwc" if args.triton_channels_last else "")
-    triton = {name: {"passes": keywords["passes"].replace("}", extra + "}", 1)} for name, keywords in TRITON.items()}
+    triton = {name: {"passes": with_triton_options(keywords["passes"], args)} for name, keywords in TRITON.items()}
     variants = {**VARIANTS, **(triton if args.triton else {})}
     for name in args.models.split(","):
         for dtype in args.dtypes.split(","):
@@ -340,9 +360,7 @@ def main() -> None:
     parser.add_argument("--dtypes", default="f32,f16")
     parser.add_argument("--triton", action="store_true",
                         help="prepare: also the modules with schedc's Triton kernel on every f16 convolution, and with none")
-    parser.add_argument("--triton-tf32", action="store_true", help="with --triton: f32 convolutions in the kernel too, multiplied in TF32")
-    parser.add_argument("--triton-channels-last", action="store_true",
-                        help="with --triton: the kernel reads NHWC images and RSCF filters (triton-conv{layout=nhwc})")
+    add_triton_options(parser)
     args = parser.parse_args()
     {"prepare": prepare, "run": run, "measure": measure, "table": table}[args.step](args)
 
