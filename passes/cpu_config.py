@@ -22,7 +22,7 @@ from schedc.decisions.cpu_config import (
     CHANNELS_LAST_MODES, DATA_TILING_MODES, IM2COL_MIN_GAIN, ISAS, KERNEL_LAYOUTS, LAYOUTS, MODE_FLAGS, MODES, CpuDatabase, CpuPlan, OpChoice, choose_plan, data_tiles, default_database, host_isa,
 )
 from schedc.errors import CompileError
-from schedc.ir.cpu_ops import reads_concatenation, rewrite_op, shaped_ops
+from schedc.ir.cpu_ops import rewrite_op, shaped_ops
 from schedc.options import Phase
 from schedc.passes.base import PassInfo
 from schedc.targets import host_cpu_features
@@ -59,8 +59,10 @@ def database_isa() -> str:
     return named or host_isa(host_cpu_features())
 
 
-def _database(options: Options, context) -> CpuDatabase | None:
-    path = options.database or getattr(context, "kernel_database", "")
+def plan_database(path: str, context) -> CpuDatabase | None:
+    """The database that plans the module: `path` (cpu-config's `database`), else the one the
+    compile names (--kernel-db), else the one built in for the ISA (`database_isa`)."""
+    path = path or getattr(context, "kernel_database", "")
     return CpuDatabase.load(path) if path else default_database(database_isa())
 
 
@@ -96,7 +98,7 @@ def cpu_config(module, pass_, options: Options, context) -> None:
     if (context.target or "llvm-cpu") != "llvm-cpu":
         return
     found = shaped_ops(module)
-    database = _database(options, context)
+    database = plan_database(options.database, context)
     per_op = options.per_op_tiling and not options.mode
     unavailable = kernels_unavailable(database_isa(), context.arch) if found else None
     if options.layout in KERNEL_LAYOUTS and unavailable:
@@ -106,23 +108,16 @@ def cpu_config(module, pass_, options: Options, context) -> None:
                        kernels=unavailable is None)
     if options.layout:
         plan = _forced_layout(plan, options.layout)
-    # A 1x1 convolution over a concatenation that split-concat (named in this compile) reduces
-    # piece by piece keeps IREE's layout: rewritten, it no longer reads the concatenation, and
-    # the pass would split nothing (DARTS: 0 of 3).
-    splitting = "split-concat" in context.passes
     ops = []
     for (op, _), choice in zip(found, plan.ops):
-        left = splitting and choice.layout != "nchw" and reads_concatenation(op, choice.shape)
         # One mode for the module: IREE's flag tiles every matmul as it always has (a 1x1
         # convolution it turns into one too); per op: the hint marks the chosen ones alone.
         hint = choice.data_tiling and per_op
-        applied = not left and (choice.layout != "nchw" or hint) and rewrite_op(op, choice.layout, hint,
-                                                                               channels_last=plan.mode in CHANNELS_LAST_MODES)
+        applied = (choice.layout != "nchw" or hint) and rewrite_op(op, choice.layout, hint, channels_last=plan.mode in CHANNELS_LAST_MODES)
         layout = choice.layout if applied or choice.layout == "nchw" else "nchw (IREE has no rewrite for it)"
         ops.append({
             "op": choice.shape.key, "kind": choice.shape.kind, "work": choice.shape.work,
-            "layout": "nchw (left to split-concat)" if left else layout,
-            "data_tiling": choice.data_tiling and (applied or choice.layout == "nchw" or not per_op),
+            "layout": layout, "data_tiling": choice.data_tiling and (applied or choice.layout == "nchw" or not per_op),
             "source": choice.source, "time_us": None if choice.time_us is None else round(choice.time_us, 1),
         })
     context.iree_flags.extend(f for f in plan.iree_flags if f not in context.iree_flags)
@@ -140,4 +135,5 @@ PASS = PassInfo(
     options=Options,
     phase=Phase.INPUT,
     implicit_for=("llvm-cpu",),
+    after=("split-concat",),
 )

@@ -4,50 +4,129 @@ DARTS-style cells concatenate their nodes and reduce the result with a 1x1 convo
 builds the concatenation as a tensor of its own: every node is copied into it while later nodes
 still read the node, and that tensor sets the cell's peak. Reducing over a concatenation is
 reducing over its pieces in turn, each partial result the initial value of the next (linalg
-reduces in loop order; `schedc.decisions.split_concat`), so before dispatch formation the pass rewrites
+reduces in loop order; `schedc.decisions.split_concat`), so at the input phase the pass rewrites
 
-    %e = tensor.empty() : tensor<1x128x32x32xf32>
-    %c0 = tensor.insert_slice %n0 into %e[0, 0, 0, 0] [1, 32, 32, 32] [1, 1, 1, 1]
-    ...                                           // %n1..%n3 at channels 32, 64, 96
-    %a = tensor.collapse_shape %c3 [[0, 1], [2], [3]] : ... into tensor<128x32x32xf32>
-    %r = linalg.generic {maps (d3, d1, d2), (d0, d3), (d0, d1, d2); d3 reduction}
-           ins(%a, %w : tensor<128x32x32xf32>, tensor<32x128xf32>) outs(%init)
+    %cat = tensor.concat dim(1) %n0, %n1 : (tensor<1x32x32x32xf32>, tensor<1x96x32x32xf32>) -> tensor<1x128x32x32xf32>
+    %r = linalg.conv_2d_nchw_fchw ins(%cat, %w : tensor<1x128x32x32xf32>, tensor<32x128x1x1xf32>) outs(%bias ...)
 into
-    %w0 = tensor.extract_slice %w[0, 0] [32, 32] [1, 1]
-    %r0 = linalg.generic {...} ins(%n0, %w0) outs(%init)
-    %w1 = tensor.extract_slice %w[0, 32] [32, 32] [1, 1]
-    %r1 = linalg.generic {...} ins(%n1, %w1) outs(%r0)
-    ...                                           // %r3 replaces %r
+    %w0 = tensor.extract_slice %w[0, 0, 0, 0] [32, 32, 1, 1] [1, 1, 1, 1]
+    %r0 = linalg.conv_2d_nchw_fchw ins(%n0, %w0 : ...) outs(%bias ...)
+    %w1 = tensor.extract_slice %w[0, 32, 0, 0] [32, 96, 1, 1] [1, 1, 1, 1]
+    %r1 = linalg.conv_2d_nchw_fchw ins(%n1, %w1 : ...) outs(%r0 ...)    // %r1 replaces %r
 
-No FLOPs are added and nothing runs twice; the concatenation is never built, so a piece can be
-freed once its partial reduction and its other readers have run. A concatenation with any other
-reader, or pieces that do not tile one dimension, is left as it is. The count per function goes
-to the report.
+and likewise a matmul over its K columns, or a `linalg.generic` reducing over the concatenated
+dimension (also a chain of `tensor.insert_slice`s into a `tensor.empty`). No FLOPs are added and
+nothing runs twice; the concatenation is never built, so a piece can be freed once its partial
+reduction and its other readers have run. A concatenation with any other reader, or pieces that
+do not tile one dimension, is left as it is.
+
+It runs before cpu-config, which then plans the pieces. With `when=faster` (the default, and on
+llvm-cpu in every compile) a split is made where cpu-config's estimate says the module runs no
+slower with it (`schedc.decisions.split_concat.split_pays`); the others are declined. The
+reductions split and the ones declined (why, and both estimates) go to the report.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from iree.compiler import ir
 
-from schedc.decisions.split_concat import Piece, collapsed_dimension, split_dimension
+from schedc.decisions.cpu_config import choose_plan
+from schedc.decisions.split_concat import Piece, SplitDecision, collapsed_dimension, iree_build, piece_shapes, split_dimension, split_pays
+from schedc.ir.cpu_ops import op_shape, shaped_ops
 from schedc.ir.iree import defining_op_name, function_name, function_ops, ops_named
 
 from schedc.options import Phase
 from schedc.passes.base import PassInfo
+from schedc.passes.cpu_config import database_isa, kernels_unavailable, plan_database
 
-def split_concat(module, pass_, options, context) -> None:
+WHEN = ("faster", "always", "never")
+
+
+@dataclass(frozen=True)
+class Options:
+    # faster: split where cpu-config's estimate says the module runs no slower (declined, and
+    # reported, where it says slower or cannot tell); always; never (keeps every concatenation).
+    when: str = "faster"
+
+    def __post_init__(self):
+        if self.when not in WHEN:
+            raise ValueError(f"unknown when '{self.when}'; valid: {', '.join(WHEN)}")
+
+
+def split_concat(module, pass_, options: Options, context) -> None:
     records = context.records.setdefault("split-concat", {})
+    if options.when == "never":
+        return
+    estimate = _Estimate(module, context) if options.when == "faster" else None
     for func in function_ops(module):
-        split = sum(_rewrite(op) for op in ops_named(func, "linalg.generic"))
-        if split:
-            records[function_name(func)] = {"reductions_split": split}
+        split, declined = 0, []
+        for op in ops_named(func, "linalg.generic", *NAMED):
+            match = _match(op)
+            if match is None:
+                continue
+            sizes = [size for _, size in match[1]]
+            decision = estimate.decide(op, sizes) if estimate else None
+            if decision is not None and not decision.split:
+                declined.append({"op": estimate.label(op), "pieces": len(sizes), "reason": decision.reason,
+                                 "kept_us": _rounded(decision.kept_us), "split_us": _rounded(decision.split_us)})
+                continue
+            if estimate:
+                estimate.split(op, sizes)
+            _rewrite(op, match)
+            split += 1
+        if split or declined:
+            records[function_name(func)] = {"reductions_split": split, **({"declined": declined} if declined else {})}
 
 
-def _rewrite(generic: ir.Operation) -> bool:
-    """Splits one reduction when its operands match (see the module docstring)."""
-    match = _match(generic)
-    if match is None:
-        return False
+def _rounded(us: float | None) -> float | None:
+    return None if us is None else round(us, 1)
+
+
+class _Estimate:
+    """The module's convolutions and matmuls as the compile will plan them, kept up to date as
+    reductions are split, so each decision sees the ones before it. The database is the
+    compile's (--kernel-db) or the one built in for the host's ISA."""
+
+    def __init__(self, module, context):
+        self.ops = shaped_ops(module)
+        self.plan, self.missing = None, ""
+        database = plan_database("", context) if (context.target or "llvm-cpu") == "llvm-cpu" else None
+        if (context.target or "llvm-cpu") != "llvm-cpu":
+            self.missing = f"no time estimate on target {context.target} (split-concat{{when=always}} splits regardless)"
+        elif database is None:
+            self.missing = f"no CPU kernel database for {database_isa()}"
+        elif "cpu-config" in context.passes:  # its planner, as it will plan the module
+            kernels = kernels_unavailable(database_isa(), context.arch) is None
+            self.plan = lambda shapes: choose_plan(shapes, database, kernels=kernels)
+        else:  # IREE's own build of every op (--no-tuning)
+            self.plan = lambda shapes: iree_build(shapes, database)
+
+    def index(self, op) -> int | None:
+        return next((i for i, (other, _) in enumerate(self.ops) if other is not None and other == op), None)
+
+    def label(self, op) -> str:
+        shape = op_shape(op)
+        return shape.key if shape is not None else op.name
+
+    def decide(self, op, sizes: list[int]):
+        index = self.index(op)
+        if self.plan is None:
+            return SplitDecision(False, self.missing)
+        if index is None:
+            return SplitDecision(False, "no time estimate for it")
+        return split_pays([shape for _, shape in self.ops], index, sizes, self.plan)
+
+    def split(self, op, sizes: list[int]) -> None:
+        index = self.index(op)
+        if index is not None:
+            pieces = piece_shapes(self.ops[index][1], sizes)
+            self.ops[index:index + 1] = [(None, shape) for shape in pieces]
+
+
+def _rewrite(generic: ir.Operation, match) -> None:
+    """Splits one reduction whose operands match (see the module docstring)."""
     position, spans, sources, chain, slice_at = match
     operands = list(generic.operands)
     result = generic.results[0]
@@ -66,12 +145,27 @@ def _rewrite(generic: ir.Operation) -> bool:
     for op in chain:  # collapse_shape, insert_slices last to first, the empty when unshared
         if all(not list(r.uses) for r in op.results):
             op.erase()
-    return True
+
+
+# Named reductions over one operand's dimension: {op: (operand, its dimension reduced, {other
+# operand: its dimension indexed by the same loop})}. linalg reduces in loop order there too.
+NAMED = {
+    "linalg.conv_2d_nchw_fchw": (0, 1, {1: 1}),
+    "linalg.conv_2d_nhwc_hwcf": (0, 3, {1: 2}),
+    "linalg.matmul": (0, 1, {1: 0}),
+    "linalg.batch_matmul": (0, 2, {1: 1}),
+}
+DEFAULT_MAPS = {
+    "linalg.matmul": ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"],
+    "linalg.batch_matmul": ["(d0, d1, d2, d3) -> (d0, d1, d3)", "(d0, d1, d2, d3) -> (d0, d3, d2)", "(d0, d1, d2, d3) -> (d0, d1, d2)"],
+}
 
 
 def _match(generic: ir.Operation):
     """(input position, spans, piece values in span order, ops to erase after, {other input
     position: its dimension to slice}) for a reduction over a concatenation; None otherwise."""
+    if generic.name in NAMED:
+        return _match_named(generic)
     segments = list(ir.DenseI32ArrayAttr(generic.attributes["operandSegmentSizes"]))
     if len(generic.results) != 1 or segments[1] != 1 or ops_named(generic, "linalg.index"):
         return None  # (a body that reads its loop indices would see the pieces' own)
@@ -95,6 +189,22 @@ def _match(generic: ir.Operation):
     return None
 
 
+def _match_named(op: ir.Operation):
+    """`_match` for a named reduction (NAMED) with no maps of its own beyond the defaults."""
+    position, dim, slice_at = NAMED[op.name]
+    if len(op.results) != 1:
+        return None
+    if "indexing_maps" in op.attributes:  # a matmul's: only its default ones (not transposed, not broadcast)
+        maps = [str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+        if maps != DEFAULT_MAPS.get(op.name):
+            return None
+    found = _concatenation(op.operands[position])
+    if found is None or found[0] != dim:
+        return None
+    _, spans, sources, chain = found
+    return position, spans, sources, chain, slice_at
+
+
 def _concatenation(value: ir.Value):
     """(dimension of `value`, spans, piece values, ops that build it) when `value` is a
     concatenation (maybe collapsed) that nothing else reads, with pieces of `value`'s shape."""
@@ -106,6 +216,8 @@ def _concatenation(value: ir.Value):
         tensor = collapse.operands[0]
         if not _single_use(tensor):
             return None
+    if defining_op_name(tensor) == "tensor.concat":
+        return _concat_op(value, tensor, collapse)
     inserts, current = [], tensor
     while defining_op_name(current) == "tensor.insert_slice":
         insert = current.owner.operation
@@ -136,6 +248,21 @@ def _concatenation(value: ir.Value):
             return None  # a piece of another rank or layout than the reduction reads
     chain = ([collapse] if collapse is not None else []) + inserts + [current.owner.operation]
     return dim, spans, sources, chain
+
+
+def _concat_op(value: ir.Value, tensor: ir.Value, collapse):
+    """`_concatenation` for a `tensor.concat` (the input phase's form, torch's cat)."""
+    concat = tensor.owner.operation
+    dim = ir.IntegerAttr(concat.attributes["dim"]).value
+    shape = tuple(ir.RankedTensorType(tensor.type).shape)
+    sources = list(concat.operands)
+    sizes = [ir.RankedTensorType(s.type).shape[dim] for s in sources]
+    if len(sources) < 2 or ir.ShapedType.get_dynamic_size() in sizes + list(shape):
+        return None
+    spans = [(sum(sizes[:i]), size) for i, size in enumerate(sizes)]
+    if collapse is not None:
+        return None  # (its pieces would need collapsing too)
+    return dim, spans, sources, [concat]
 
 
 def _slices_of_others(maps, inputs: int, position: int, loop: int) -> dict[int, int] | None:
@@ -190,5 +317,7 @@ PASS = PassInfo(
     name="split-concat",
     summary="reductions over a concatenation read its pieces in turn, so it is never built",
     run=split_concat,
-    phase=Phase.PREPROCESSING,
+    options=Options,
+    phase=Phase.INPUT,
+    implicit_for=("llvm-cpu",),
 )

@@ -1,4 +1,11 @@
-// RUN: schedc-opt %s --split-input-file --passes=split-concat | filecheck %s
+// RUN: schedc-opt %s --split-input-file --passes='split-concat{when=always}' | filecheck %s
+// RUN: schedc-opt %s --split-input-file --passes='split-concat{when=never}' | filecheck %s --check-prefix=NEVER
+
+// when=never keeps every concatenation.
+// NEVER-LABEL: func.func @conv_of_concat
+//       NEVER:   tensor.insert_slice
+// NEVER-LABEL: func.func @nchw_conv_of_torch_cat
+//       NEVER:   tensor.concat
 
 // A 1x1 convolution (a contraction over channels, d2) of a concatenation of two 8-channel
 // pieces: it becomes two contractions, the second starting from the first's result, each with
@@ -97,4 +104,54 @@ func.func @body_reads_its_indices(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>, %w
     linalg.yield %s : f32
   } -> tensor<4x16xf32>
   return %r : tensor<4x16xf32>
+}
+
+// -----
+
+// torch's cat, as IREE's input phase has it (tensor.concat), read by a named 1x1 convolution
+// over its channels (dimension 1 of the image and of the filter): one convolution per piece,
+// each adding into the previous one's result, with its slice of the filter.
+
+// CHECK-LABEL: func.func @nchw_conv_of_torch_cat
+//  CHECK-SAME:   (%[[A:.+]]: tensor<1x8x4x4xf32>, %[[B:.+]]: tensor<1x24x4x4xf32>, %[[W:.+]]: tensor<16x32x1x1xf32>, %[[INIT:.+]]: tensor<1x16x4x4xf32>)
+//   CHECK-NOT:   tensor.concat
+//       CHECK:   %[[W0:.+]] = tensor.extract_slice %[[W]][0, 0, 0, 0] [16, 8, 1, 1] [1, 1, 1, 1]
+//       CHECK:   %[[R0:.+]] = linalg.conv_2d_nchw_fchw {{.+}} ins(%[[A]], %[[W0]] : tensor<1x8x4x4xf32>, tensor<16x8x1x1xf32>) outs(%[[INIT]] : tensor<1x16x4x4xf32>)
+//       CHECK:   %[[W1:.+]] = tensor.extract_slice %[[W]][0, 8, 0, 0] [16, 24, 1, 1] [1, 1, 1, 1]
+//       CHECK:   %[[R1:.+]] = linalg.conv_2d_nchw_fchw {{.+}} ins(%[[B]], %[[W1]] : tensor<1x24x4x4xf32>, tensor<16x24x1x1xf32>) outs(%[[R0]] : tensor<1x16x4x4xf32>)
+//       CHECK:   return %[[R1]]
+func.func @nchw_conv_of_torch_cat(%a: tensor<1x8x4x4xf32>, %b: tensor<1x24x4x4xf32>, %w: tensor<16x32x1x1xf32>, %init: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
+  %cat = tensor.concat dim(1) %a, %b : (tensor<1x8x4x4xf32>, tensor<1x24x4x4xf32>) -> tensor<1x32x4x4xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%cat, %w : tensor<1x32x4x4xf32>, tensor<16x32x1x1xf32>) outs(%init : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  return %r : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// A matmul over a concatenation of its K columns: one matmul per piece, B sliced by rows.
+
+// CHECK-LABEL: func.func @matmul_of_torch_cat
+//       CHECK:   %[[B0:.+]] = tensor.extract_slice %{{.+}}[0, 0] [4, 6] [1, 1]
+//       CHECK:   %[[R0:.+]] = linalg.matmul ins(%{{.+}}, %[[B0]] : tensor<3x4xf32>, tensor<4x6xf32>)
+//       CHECK:   %[[B1:.+]] = tensor.extract_slice %{{.+}}[4, 0] [2, 6] [1, 1]
+//       CHECK:   linalg.matmul ins(%{{.+}}, %[[B1]] : tensor<3x2xf32>, tensor<2x6xf32>) outs(%[[R0]] : tensor<3x6xf32>)
+func.func @matmul_of_torch_cat(%a: tensor<3x4xf32>, %b: tensor<3x2xf32>, %w: tensor<6x6xf32>, %init: tensor<3x6xf32>) -> tensor<3x6xf32> {
+  %cat = tensor.concat dim(1) %a, %b : (tensor<3x4xf32>, tensor<3x2xf32>) -> tensor<3x6xf32>
+  %r = linalg.matmul ins(%cat, %w : tensor<3x6xf32>, tensor<6x6xf32>) outs(%init : tensor<3x6xf32>) -> tensor<3x6xf32>
+  return %r : tensor<3x6xf32>
+}
+
+// -----
+
+// Concatenated along the image's height, which the convolution does not reduce: left as it is.
+
+// CHECK-LABEL: func.func @conv_of_cat_along_height
+//       CHECK:   tensor.concat dim(2)
+//   CHECK-NOT:   tensor.extract_slice
+func.func @conv_of_cat_along_height(%a: tensor<1x8x2x4xf32>, %b: tensor<1x8x2x4xf32>, %w: tensor<16x8x1x1xf32>, %init: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
+  %cat = tensor.concat dim(2) %a, %b : (tensor<1x8x2x4xf32>, tensor<1x8x2x4xf32>) -> tensor<1x8x4x4xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%cat, %w : tensor<1x8x4x4xf32>, tensor<16x8x1x1xf32>) outs(%init : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  return %r : tensor<1x16x4x4xf32>
 }

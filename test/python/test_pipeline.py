@@ -75,7 +75,7 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
         "cpu-config": "input",
         "split-k": "input",
         "triton-conv": "input",
-        "split-concat": "preprocessing",
+        "split-concat": "input",
         "padded-producers": "preprocessing",
         "mma-operands": "flow",
         "kernel-config": "flow",

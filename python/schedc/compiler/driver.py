@@ -289,6 +289,9 @@ def _pipeline(options: CompileOptions) -> tuple[str, list[PassInvocation]]:
         listed = {n.name for n in named}
         implicit = [PassInvocation(p.name, p.options()) for p in REGISTRY.values()
                     if options.target in p.implicit_for and (options.tuning or p.always) and p.name not in listed]
+        # among themselves, each after those it must follow (cpu-config after split-concat)
+        present = {i.name for i in implicit}
+        implicit.sort(key=lambda i: len(present & set(REGISTRY[i.name].after)))
         # before the named passes, but after those of them it must follow (split-k after triton-conv)
         late = [i for i in implicit if listed & set(REGISTRY[i.name].after)]
         named = [i for i in implicit if i not in late] + named + late
@@ -311,11 +314,11 @@ def _run_phases(steps: "_Steps", invocations: list[PassInvocation], context, opt
     stops = {end_of("flow"), end_of("stream"), emitted} | {point_of(p) for p in PHASES if by_phase[p.name]}
     if options.dump_phases:
         stops.add(end_of("hal"))
-    elif by_phase[Phase.INPUT] and all(i.name == "cpu-config" for i in by_phase[Phase.INPUT]):
-        # The input phase's stop serves cpu-config, which reads no weight: IREE writes it as
-        # bytecode, whose weights are not printed as hex and parsed back (text where the phases
-        # are dumped for reading). On ConvNeXt's 29 MB module that took schedc's passes there
-        # from 0.36 to 0.04 s beside cpu-config's own time. Not for split-k: iree-compile crashed
+    elif by_phase[Phase.INPUT] and all(i.name in ("cpu-config", "split-concat") for i in by_phase[Phase.INPUT]):
+        # The input phase's stop serves cpu-config and split-concat, which read no weight's
+        # values: IREE writes it as bytecode, whose weights are not printed as hex and parsed back
+        # (text where the phases are dumped for reading). On ConvNeXt's 29 MB module that took
+        # schedc's passes there from 0.36 to 0.04 s beside cpu-config's own time. Not for split-k: iree-compile crashed
         # (AnnotateDispatches) on the bytecode of its weight-gradient splits, and not on their text.
         steps.bytecode_points = {point_of(phase) for phase in PHASES if phase.name == Phase.INPUT}
     output = None

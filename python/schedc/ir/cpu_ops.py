@@ -111,18 +111,6 @@ def shaped_ops(module: ir.Operation) -> list[tuple[ir.Operation, OpShape]]:
     return found
 
 
-def reads_concatenation(op: ir.Operation, shape: OpShape) -> bool:
-    """A 1x1 convolution whose image is a channel concatenation read by nothing else: what
-    split-concat reduces piece by piece."""
-    if shape.kind != "conv" or shape.kh * shape.kw != 1 or shape.groups != 1:
-        return False
-    image = op.operands[0]
-    if not isinstance(image, ir.OpResult) or image.owner.operation.name != "tensor.concat":
-        return False
-    concat = image.owner.operation
-    return ir.IntegerAttr(concat.attributes["dim"]).value == 1 and len(list(image.uses)) == 1
-
-
 def _is_constant(value: ir.Value) -> bool:
     """A weight: a constant, or a load of a global (a parameter kept in an archive, which
     IREE's hoisting transforms once, at load, as it folds a constant's at compile time)."""

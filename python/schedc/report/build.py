@@ -101,6 +101,16 @@ def triton_conv_line(record: dict) -> str:
     return line
 
 
+def _declined_note(split: dict) -> str:
+    """', N declined (the first's op: reason, estimates)' for split-concat's declined splits."""
+    declined = split.get("declined", [])
+    if not declined:
+        return ""
+    first = declined[0]
+    times = f", {first['kept_us']:,} us kept against {first['split_us']:,} split" if first.get("kept_us") is not None else ""
+    return f", {len(declined)} declined ({first['op']}: {first['reason']}{times}{' ...' if len(declined) > 1 else ''})"
+
+
 def summary_lines(report: dict) -> list[str]:
     """A short text summary: one line per function that schedc or IREE touched."""
     lines = []
@@ -108,7 +118,7 @@ def summary_lines(report: dict) -> list[str]:
         parts = [f"@{function}:"]
         split = entry.get("split-concat")
         if split:
-            parts.append(f"split-concat: {split['reductions_split']} reductions read their concatenation's pieces;")
+            parts.append(f"split-concat: {split['reductions_split']} reductions read their concatenation's pieces{_declined_note(split)};")
         order = entry.get("memory-order")
         if order:
             optimum = order["optimum_bytes"]

@@ -122,6 +122,9 @@ def summary_rows(entry: dict) -> list[tuple[str, str, object]]:
     split = entry.get("split-concat")
     if split:
         rows.append(("split_concat.reductions_split", "reductions over a concatenation split (split-concat)", split["reductions_split"]))
+        for i, declined in enumerate(split.get("declined", [])):
+            times = f"; the module's estimate {declined['kept_us']:,} us kept, {declined['split_us']:,} us split" if declined.get("kept_us") is not None else ""
+            rows.append((f"split_concat.declined.{i}", f"split declined: {declined['op']} in {declined['pieces']} pieces", f"{declined['reason']}{times}"))
     order = entry.get("memory-order")
     if order:
         rows += [
