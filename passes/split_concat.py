@@ -59,13 +59,15 @@ def split_concat(module, pass_, options: Options, context) -> None:
     records = context.records.setdefault("split-concat", {})
     if options.when == "never":
         return
-    estimate = _Estimate(module, context) if options.when == "faster" else None
+    estimate = None  # made at the first match: most modules have none
     for func in function_ops(module):
         split, declined = 0, []
         for op in ops_named(func, "linalg.generic", *NAMED):
             match = _match(op)
             if match is None:
                 continue
+            if estimate is None and options.when == "faster":
+                estimate = _Estimate(module, context)
             sizes = [size for _, size in match[1]]
             decision = estimate.decide(op, sizes) if estimate else None
             if decision is not None and not decision.split:
