@@ -69,12 +69,12 @@ def split_concat(module, pass_, options: Options, context) -> None:
             if estimate is None and options.when == "faster":
                 estimate = _Estimate(module, context)
             sizes = [size for _, size in match[1]]
-            decision = estimate.decide(op, sizes) if estimate else None
-            if decision is not None and not decision.split:
-                declined.append({"op": estimate.label(op), "pieces": len(sizes), "reason": decision.reason,
-                                 "kept_us": _rounded(decision.kept_us), "split_us": _rounded(decision.split_us)})
-                continue
-            if estimate:
+            if estimate is not None:
+                decision = estimate.decide(op, sizes)
+                if not decision.split:
+                    declined.append({"op": estimate.label(op), "pieces": len(sizes), "reason": decision.reason,
+                                     "kept_us": _rounded(decision.kept_us), "split_us": _rounded(decision.split_us)})
+                    continue
                 estimate.split(op, sizes)
             _rewrite(op, match)
             split += 1
@@ -94,10 +94,11 @@ class _Estimate:
     def __init__(self, module, context):
         self.ops = shaped_ops(module)
         self.plan, self.missing = None, ""
-        database = plan_database("", context) if (context.target or "llvm-cpu") == "llvm-cpu" else None
         if (context.target or "llvm-cpu") != "llvm-cpu":
             self.missing = f"no time estimate on target {context.target} (split-concat{{when=always}} splits regardless)"
-        elif database is None:
+            return
+        database = plan_database("", context)
+        if database is None:
             self.missing = f"no CPU kernel database for {database_isa()}"
         elif "cpu-config" in context.passes:  # its planner, as it will plan the module
             kernels = kernels_unavailable(database_isa(), context.arch) is None
@@ -219,7 +220,7 @@ def _concatenation(value: ir.Value):
         if not _single_use(tensor):
             return None
     if defining_op_name(tensor) == "tensor.concat":
-        return _concat_op(value, tensor, collapse)
+        return _concat_op(tensor, collapse)
     inserts, current = [], tensor
     while defining_op_name(current) == "tensor.insert_slice":
         insert = current.owner.operation
@@ -252,8 +253,10 @@ def _concatenation(value: ir.Value):
     return dim, spans, sources, chain
 
 
-def _concat_op(value: ir.Value, tensor: ir.Value, collapse):
+def _concat_op(tensor: ir.Value, collapse):
     """`_concatenation` for a `tensor.concat` (the input phase's form, torch's cat)."""
+    if collapse is not None:
+        return None  # (its pieces would need collapsing too)
     concat = tensor.owner.operation
     dim = ir.IntegerAttr(concat.attributes["dim"]).value
     shape = tuple(ir.RankedTensorType(tensor.type).shape)
@@ -261,10 +264,7 @@ def _concat_op(value: ir.Value, tensor: ir.Value, collapse):
     sizes = [ir.RankedTensorType(s.type).shape[dim] for s in sources]
     if len(sources) < 2 or ir.ShapedType.get_dynamic_size() in sizes + list(shape):
         return None
-    spans = [(sum(sizes[:i]), size) for i, size in enumerate(sizes)]
-    if collapse is not None:
-        return None  # (its pieces would need collapsing too)
-    return dim, spans, sources, [concat]
+    return dim, [(sum(sizes[:i]), size) for i, size in enumerate(sizes)], sources, [concat]
 
 
 def _slices_of_others(maps, inputs: int, position: int, loop: int) -> dict[int, int] | None:

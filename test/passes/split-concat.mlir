@@ -155,3 +155,20 @@ func.func @conv_of_cat_along_height(%a: tensor<1x8x2x4xf32>, %b: tensor<1x8x2x4x
       ins(%cat, %w : tensor<1x8x4x4xf32>, tensor<16x8x1x1xf32>) outs(%init : tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
   return %r : tensor<1x16x4x4xf32>
 }
+
+// -----
+
+// Channels last (NHWC image, HWCF filter): the channels are the image's dimension 3 and the
+// filter's dimension 2.
+
+// CHECK-LABEL: func.func @nhwc_conv_of_torch_cat
+//       CHECK:   %[[W0:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0, 0] [1, 1, 8, 16] [1, 1, 1, 1]
+//       CHECK:   %[[R0:.+]] = linalg.conv_2d_nhwc_hwcf {{.+}} ins(%{{.+}}, %[[W0]] : tensor<1x4x4x8xf32>, tensor<1x1x8x16xf32>)
+//       CHECK:   %[[W1:.+]] = tensor.extract_slice %{{.+}}[0, 0, 8, 0] [1, 1, 4, 16] [1, 1, 1, 1]
+//       CHECK:   linalg.conv_2d_nhwc_hwcf {{.+}} ins(%{{.+}}, %[[W1]] : tensor<1x4x4x4xf32>, tensor<1x1x4x16xf32>) outs(%[[R0]] : tensor<1x4x4x16xf32>)
+func.func @nhwc_conv_of_torch_cat(%a: tensor<1x4x4x8xf32>, %b: tensor<1x4x4x4xf32>, %w: tensor<1x1x12x16xf32>, %init: tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32> {
+  %cat = tensor.concat dim(3) %a, %b : (tensor<1x4x4x8xf32>, tensor<1x4x4x4xf32>) -> tensor<1x4x4x12xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%cat, %w : tensor<1x4x4x12xf32>, tensor<1x1x12x16xf32>) outs(%init : tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
+  return %r : tensor<1x4x4x16xf32>
+}

@@ -316,10 +316,11 @@ def _run_phases(steps: "_Steps", invocations: list[PassInvocation], context, opt
         stops.add(end_of("hal"))
     elif by_phase[Phase.INPUT] and all(i.name in ("cpu-config", "split-concat") for i in by_phase[Phase.INPUT]):
         # The input phase's stop serves cpu-config and split-concat, which read no weight's
-        # values: IREE writes it as bytecode, whose weights are not printed as hex and parsed back
-        # (text where the phases are dumped for reading). On ConvNeXt's 29 MB module that took
-        # schedc's passes there from 0.36 to 0.04 s beside cpu-config's own time. Not for split-k: iree-compile crashed
-        # (AnnotateDispatches) on the bytecode of its weight-gradient splits, and not on their text.
+        # values: IREE writes it as bytecode, whose weights are not printed as hex and parsed
+        # back (text where the phases are dumped for reading). On ConvNeXt's 29 MB module that
+        # took schedc's passes there from 0.36 to 0.04 s beside cpu-config's own time. Not for
+        # split-k: iree-compile crashed (AnnotateDispatches) on the bytecode of its
+        # weight-gradient splits, and not on their text.
         steps.bytecode_points = {point_of(phase) for phase in PHASES if phase.name == Phase.INPUT}
     output = None
     for stop in sorted(s for s in stops if s <= last):

@@ -1,11 +1,12 @@
 """Which reductions over a concatenation can read its pieces instead (the decision of the
 split-concat pass, over plain data).
 
-A concatenation here is a `tensor.concat` (torch's cat, as IREE's input phase has it) or a chain
-of `tensor.insert_slice`s into a `tensor.empty`, each piece covering every dimension but one, `dim`, along which the pieces tile the whole extent. A
-reduction that reads the concatenation with `dim` as one of its reduction loops can run once
-per piece, in the pieces' order, each run starting from the previous one's result: linalg
-reduces in loop order, so the result is the same, and the concatenation is never built.
+A concatenation here is a `tensor.concat` (torch's cat, as IREE's input phase has it) or a
+chain of `tensor.insert_slice`s into a `tensor.empty`, each piece covering every dimension but
+one, `dim`, along which the pieces tile the whole extent. A reduction that reads the
+concatenation with `dim` as one of its reduction loops can run once per piece, in the pieces'
+order, each run starting from the previous one's result: linalg reduces in loop order, so the
+result is the same, and the concatenation is never built.
 """
 
 from __future__ import annotations
