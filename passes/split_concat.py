@@ -33,9 +33,11 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from schedc.decisions.cpu_config import choose_plan
-from schedc.decisions.split_concat import Piece, SplitDecision, collapsed_dimension, iree_build, piece_shapes, split_dimension, split_pays
+from schedc.decisions.split_concat import (
+    Piece, SplitDecision, collapsed_dimension, iree_build, partials_fit, piece_shapes, split_dimension, split_pays,
+)
 from schedc.ir.cpu_ops import op_shape, shaped_ops
-from schedc.ir.iree import defining_op_name, function_name, function_ops, ops_named
+from schedc.ir.iree import defining_op_name, function_name, function_ops, ops_named, tensor_bytes
 
 from schedc.options import Phase
 from schedc.passes.base import PassInfo
@@ -70,7 +72,7 @@ def split_concat(module, pass_, options: Options, context) -> None:
                 estimate = _Estimate(module, context)
             sizes = [size for _, size in match[1]]
             if estimate is not None:
-                decision = estimate.decide(op, sizes)
+                decision = estimate.decide(op, sizes, _partials_fit(op, match))
                 if not decision.split:
                     declined.append({"op": estimate.label(op), "pieces": len(sizes), "reason": decision.reason,
                                      "kept_us": _rounded(decision.kept_us), "split_us": _rounded(decision.split_us)})
@@ -113,8 +115,10 @@ class _Estimate:
         shape = op_shape(op)
         return shape.key if shape is not None else op.name
 
-    def decide(self, op, sizes: list[int]):
+    def decide(self, op, sizes: list[int], fit: bool) -> SplitDecision:
         index = self.index(op)
+        if not fit:
+            return SplitDecision(False, "its partial results are larger than its pieces")
         if self.plan is None:
             return SplitDecision(False, self.missing)
         if index is None:
@@ -126,6 +130,11 @@ class _Estimate:
         if index is not None:
             pieces = piece_shapes(self.ops[index][1], sizes)
             self.ops[index:index + 1] = [(None, shape) for shape in pieces]
+
+
+def _partials_fit(op: ir.Operation, match) -> bool:
+    """`partials_fit` for the reduction `op` and the pieces `match` found."""
+    return partials_fit(tensor_bytes(op.results[0].type) or 0, [tensor_bytes(source.type) or 0 for source in match[2]])
 
 
 def _rewrite(generic: ir.Operation, match) -> None:

@@ -13,7 +13,7 @@ import schedc
 from schedc.decisions.cpu_config import CpuPlan, OpChoice, OpShape
 from schedc.report.build import summary_lines
 from schedc.report.html import summary_rows
-from schedc.decisions.split_concat import Piece, collapsed_dimension, iree_build, piece_shapes, split_dimension, split_pays
+from schedc.decisions.split_concat import Piece, collapsed_dimension, iree_build, partials_fit, piece_shapes, split_dimension, split_pays
 from schedc.options import CompileOptions
 from schedc.compiler.driver import compile_with_options
 from schedc.passes import REGISTRY
@@ -113,6 +113,31 @@ def test_each_piece_reduces_its_share_and_adds_into_the_one_before():
     assert [(s.cin, s.accumulates) for s in piece_shapes(conv, [32, 64])] == [(32, False), (64, True)]
     matmul = OpShape("matmul", "f32", m=4, n=8, k=12, accumulates=True)
     assert [(s.k, s.accumulates) for s in piece_shapes(matmul, [4, 8])] == [(4, True), (8, True)]
+
+
+def test_partial_results_may_not_outgrow_their_pieces():
+    # llvm-cpu sums the partial results in one dispatch: each is alive until all are made
+    assert partials_fit(4096, [4096, 8192]) and not partials_fit(8192, [4096, 8192])
+
+
+class Widening(nn.Module):
+    """Two 8-channel nodes concatenated, then widened to 64 channels by a 1x1 conv: each
+    piece's partial result (64 channels) would be 8x the piece."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.wide = nn.Conv2d(8, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1), nn.Conv2d(16, 64, 1)
+
+    def forward(self, x):
+        return self.wide(torch.cat([self.a(x), self.b(x)], dim=1))
+
+
+def test_a_split_whose_partial_results_outgrow_its_pieces_is_declined():
+    text, _, _ = imported(Widening, (1, 8, 16, 16))
+    compiled = compile_with_options(text, CompileOptions.for_target(resolve_target("llvm-cpu"), emit="flow", report=True))
+    record = compiled.report["functions"]["forward"]["split-concat"]
+    assert record["reductions_split"] == 0
+    assert [d["reason"] for d in record["declined"]] == ["its partial results are larger than its pieces"]
 
 
 def per_work_plan(cost_per_op: float):

@@ -61,12 +61,21 @@ def collapsed_dimension(dim: int, shape: tuple[int, ...], reassociation: list[li
 
 # -- whether a split pays (split-concat{when=faster}, the default on llvm-cpu) -------------------
 #
-# Splitting never raises the estimated peak: an order of the split graph that runs every piece's
-# reduction where the whole one ran keeps the same tensors alive, less the concatenation. Time
-# is another matter: a reduction over fewer channels may run slower per multiply-add, and the
-# partial results are read and written once per piece. So the pass splits where cpu-config's
-# estimate (its database of measured CPU times) says the module runs no slower with the pieces,
-# and declines, with both estimates in the report, where it says slower or has no estimate.
+# Memory: the concatenation is gone, but each piece's reduction makes a partial result the size
+# of the whole one's, and on llvm-cpu these are not added up one after another: cpu-config's
+# kernel adds its initial value after the call, and IREE fuses that chain of adds into one
+# dispatch, which reads every partial result at once (DARTS, bench/README.md). So a split is
+# only sure not to raise the peak where a partial result is no larger than the piece it is made
+# from (`partials_fit`). Time: a reduction over fewer channels may run slower per multiply-add,
+# and the partial results are read and written once per piece. So the pass splits where both
+# hold, time by cpu-config's estimate (its database of measured CPU times) of the module with
+# the pieces against it whole, and declines, with the reason in the report, where not.
+
+
+def partials_fit(result_bytes: int, piece_bytes: list[int]) -> bool:
+    """Whether a reduction's partial results (`result_bytes` each) are no larger than any of
+    the pieces they are made from."""
+    return result_bytes <= min(piece_bytes)
 
 
 def piece_shapes(whole: OpShape, sizes: list[int]) -> list[OpShape]:
