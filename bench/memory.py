@@ -44,6 +44,18 @@ sys.path.insert(0, str(ROOT / "bench"))
 from timing import bench_models  # noqa: E402
 
 
+def iree_alone_bytes(text) -> dict[str, int]:
+    """Each function's transient bytes with IREE alone on the model as imported (no schedc pass
+    at all): the reports' "IREE alone" starts after the input phase's passes (split-concat,
+    cpu-config), which change the tensors IREE allocates."""
+    from schedc.options import CompileOptions
+    from schedc.compiler.driver import compile_with_options
+    from schedc.targets import resolve_target
+
+    result = compile_with_options(text, CompileOptions.for_target(resolve_target("llvm-cpu"), schedc_passes=False, emit="stream", report=True))
+    return {name: e["iree_transient_bytes"]["with_schedc"] for name, e in result.report["functions"].items()}
+
+
 def measure_model(name: str, factory, work: Path) -> dict:
     import schedc
     from schedc.options import CompileOptions
@@ -67,10 +79,7 @@ def measure_model(name: str, factory, work: Path) -> dict:
     iree_load = max((p.load for p in packs(read_module(allocated)) if user_function_name(p.function) == function), default=0)
     arenas = full.report["functions"][function].get("arena-plan", [])
     module_bytes = full.report["functions"][function]["iree_transient_bytes"]["with_schedc"]
-    # IREE on the model as imported: the reports' "IREE alone" starts after the input phase's
-    # passes (split-concat, cpu-config), which change the tensors IREE allocates
-    alone = compile_with_options(mlir, CompileOptions.for_target(target, schedc_passes=False, emit="stream", report=True))
-    iree_alone = alone.report["functions"][function]["iree_transient_bytes"]["with_schedc"]
+    iree_alone = iree_alone_bytes(mlir)[function]
     return {
         "model": name,
         "kernels": order["kernels"],

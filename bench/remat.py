@@ -59,16 +59,6 @@ def compile_report(text: str, passes: str) -> dict:
     return entry
 
 
-def iree_alone(text: str) -> int:
-    """The transient bytes of IREE alone on the model as imported (no schedc pass at all)."""
-    from schedc.options import CompileOptions
-    from schedc.compiler.driver import compile_with_options
-    from schedc.targets import resolve_target
-
-    result = compile_with_options(text, CompileOptions.for_target(resolve_target("llvm-cpu"), schedc_passes=False, emit="stream", report=True))
-    return sum(e["iree_transient_bytes"]["with_schedc"] for name, e in result.report["functions"].items() if "initializer" not in name)
-
-
 # The structural levers besides recomputation: (label, split-concat, remat{split-fusions}).
 VARIANTS = (
     ("IREE fusions, concatenations kept (split-concat{when=never})", False, False),
@@ -197,6 +187,7 @@ def report(name: str, kind: str, alone: int, tables: dict, errors: dict) -> None
 
 def main() -> int:
     import models
+    from memory import iree_alone_bytes
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--train", default=",".join(models.TRAIN_SUITE))
@@ -214,7 +205,7 @@ def main() -> int:
             # add none (the same multiply-adds, split or unfused), but their counts differ: the
             # FLOP count reads no kernel of schedc's (cpu-config's gemm), which runs DARTS's whole
             # reductions and not their pieces.
-            alone = iree_alone(text)
+            alone = sum(b for f, b in iree_alone_bytes(text).items() if "initializer" not in f)
             for rows, _ in tables.values():
                 for r in rows:
                     r["ratio"] = r["transient"] / alone

@@ -21,9 +21,10 @@ reduction and its other readers have run. A concatenation with any other reader,
 do not tile one dimension, is left as it is.
 
 It runs before cpu-config, which then plans the pieces. With `when=faster` (the default, and on
-llvm-cpu in every compile) a split is made where cpu-config's estimate says the module runs no
-slower with it (`schedc.decisions.split_concat.split_pays`); the others are declined. The
-reductions split and the ones declined (why, and both estimates) go to the report.
+llvm-cpu in every compile) a split is made where each partial result is no larger than its piece
+(`schedc.decisions.split_concat.partials_fit`) and cpu-config's estimate says the module runs no
+slower with it (`split_pays`); the others are declined. The reductions split and the ones
+declined (why, and both estimates) go to the report.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ WHEN = ("faster", "always", "never")
 
 @dataclass(frozen=True)
 class Options:
-    # faster: split where cpu-config's estimate says the module runs no slower (declined, and
-    # reported, where it says slower or cannot tell); always; never (keeps every concatenation).
+    # faster: split where the partial results fit in their pieces and cpu-config's estimate says
+    # the module runs no slower (declined, and reported, where not or where it cannot tell);
+    # always; never (keeps every concatenation).
     when: str = "faster"
 
     def __post_init__(self):
@@ -72,7 +74,8 @@ def split_concat(module, pass_, options: Options, context) -> None:
                 estimate = _Estimate(module, context)
             sizes = [size for _, size in match[1]]
             if estimate is not None:
-                decision = estimate.decide(op, sizes, _partials_fit(op, match))
+                fits = partials_fit(tensor_bytes(op.results[0].type) or 0, [tensor_bytes(s.type) or 0 for s in match[2]])
+                decision = estimate.decide(op, sizes) if fits else SplitDecision(False, "its partial results are larger than its pieces")
                 if not decision.split:
                     declined.append({"op": estimate.label(op), "pieces": len(sizes), "reason": decision.reason,
                                      "kept_us": _rounded(decision.kept_us), "split_us": _rounded(decision.split_us)})
@@ -115,10 +118,8 @@ class _Estimate:
         shape = op_shape(op)
         return shape.key if shape is not None else op.name
 
-    def decide(self, op, sizes: list[int], fit: bool) -> SplitDecision:
+    def decide(self, op, sizes: list[int]) -> SplitDecision:
         index = self.index(op)
-        if not fit:
-            return SplitDecision(False, "its partial results are larger than its pieces")
         if self.plan is None:
             return SplitDecision(False, self.missing)
         if index is None:
@@ -130,11 +131,6 @@ class _Estimate:
         if index is not None:
             pieces = piece_shapes(self.ops[index][1], sizes)
             self.ops[index:index + 1] = [(None, shape) for shape in pieces]
-
-
-def _partials_fit(op: ir.Operation, match) -> bool:
-    """`partials_fit` for the reduction `op` and the pieces `match` found."""
-    return partials_fit(tensor_bytes(op.results[0].type) or 0, [tensor_bytes(source.type) or 0 for source in match[2]])
 
 
 def _rewrite(generic: ir.Operation, match) -> None:
