@@ -50,8 +50,8 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from schedc.decisions.static_replay import (Binding, Fill, ReplayPlan, SharedPool, StaticBuffer, Submission, persistent_fill_marks, pooled_bytes,
-                                            shared_pool, static_name)
+from schedc.decisions.static_replay import (Binding, Fill, ReplayPlan, SharedPool, StaticBuffer, Submission, host_result, persistent_fill_marks,
+                                            pooled_bytes, shared_pool, static_name)
 from schedc.dialects.sched import PERSISTENT_FILLS
 from schedc.ir import hal
 from schedc.ir.iree import constant_index, function_name, set_reflection
@@ -86,6 +86,7 @@ def static_replay(module, pass_, options, context) -> None:
             "static_bytes": plan.static_bytes,
             "recorded_command_buffers": len(plan.submissions),
             "fills_once": len(plan.fills_once),
+            "host_results": sum(b.host for b in plan.buffers),
         }
 
 
@@ -93,8 +94,9 @@ def replay_module(module: ir.Operation) -> tuple[list[ReplayPlan], SharedPool | 
     """Plans and applies static replay to every exported function that submits work; the
     functions' transients share one pool (`schedc.decisions.static_replay.shared_pool`)."""
     plans = []
+    generation = _is_generation_module(module)
     for function in hal.submitting_functions(module):
-        plan = plan_replay(function, module)
+        plan = plan_replay(function, module, generation)
         if plan is not None:
             plans.append((plan, function))
     # One device: the pool is that of the functions that submit to the first one's.
@@ -111,8 +113,19 @@ def replay_module(module: ir.Operation) -> tuple[list[ReplayPlan], SharedPool | 
 # -- reading the IR into a plan ------------------------------------------------------------------
 
 
-def plan_replay(function: ir.Operation, module: ir.Operation) -> ReplayPlan | None:
-    """What static replay of `function` needs; None if it submits no work."""
+def _is_generation_module(module: ir.Operation) -> bool:
+    """Whether the module is a generation module (`schedc import --generate`): its exported
+    functions' reflection says so."""
+    for op in module.regions[0].blocks[0]:
+        if "iree.reflection" in op.attributes and abi.GENERATION in ir.DictAttr(op.attributes["iree.reflection"]):
+            return True
+    return False
+
+
+def plan_replay(function: ir.Operation, module: ir.Operation, generation: bool = False) -> ReplayPlan | None:
+    """What static replay of `function` needs; None if it submits no work. `generation`: the
+    module is a generation module, whose steps' small results live in host memory
+    (`schedc.decisions.static_replay.host_result`)."""
     name = function_name(function)
     location = function.location
     if len(function.regions[0].blocks) != 1:
@@ -163,8 +176,10 @@ def plan_replay(function: ir.Operation, module: ir.Operation) -> ReplayPlan | No
         submissions.append(Submission(recorder, tuple(bindings), tuple(inputs)))
     submissions = _with_fills_once(function, module, submissions, buffers)
     # A transient: an alloca the call does not return, with no fill kept in it from call to call.
-    kept = {static_name(name, "alloca", n) for n in _returned_allocas(function)} | {f.buffer for s in submissions for _, f in s.once}
-    statics = tuple(StaticBuffer(b.name, b.bytes, b.source, b.source.startswith("alloca ") and b.name not in kept) for b in buffers.values())
+    returned = {static_name(name, "alloca", n) for n in _returned_allocas(function)}
+    kept = returned | {f.buffer for s in submissions for _, f in s.once}
+    statics = tuple(StaticBuffer(b.name, b.bytes, b.source, b.source.startswith("alloca ") and b.name not in kept,
+                                 b.name in returned and host_result(name, b.bytes, generation)) for b in buffers.values())
     return ReplayPlan(name, device, statics, tuple(submissions))
 
 
@@ -284,9 +299,10 @@ def _allocate_static_buffers(plan: ReplayPlan, end: ir.InsertionPoint, pool: Sha
             hal.declare_global(buffer.name, hal.BUFFER)
         block = hal.initializer()
     with ir.InsertionPoint(block):
-        own = [(buffer.name, buffer.bytes) for buffer in plan.buffers if buffer.name not in pooled]
-        if own:
-            hal.allocate_device_buffers(plan.device, own)
+        for host in (False, True):
+            own = [(buffer.name, buffer.bytes) for buffer in plan.buffers if buffer.name not in pooled and buffer.host == host]
+            if own:
+                hal.allocate_device_buffers(plan.device, own, host=host)
         shared = [b for b in plan.buffers if b.name in pooled]
         if shared:
             whole = hal.load(pool.name, hal.BUFFER)

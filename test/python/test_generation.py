@@ -164,10 +164,14 @@ def test_replayed_buckets_share_one_pool_and_generate_hugging_faces_tokens(tmp_p
     assert len(shared) == len(BUCKETS) + 1  # every prefill bucket and the decode step
     assert max(shared) <= pool["pool_bytes"] < max(shared) + 4096
     assert pool["static_bytes"] == pool["static_bytes_unshared"] - sum(shared) + pool["pool_bytes"]
+    # Each step's token ids live in host memory the device writes (static-replay's host results).
+    assert [r["host_results"] for r in result.records["static-replay"].values()] == [1] * (len(BUCKETS) + 1)
     module = schedc.load(result.output, params=str(tmp_path / "lm.irpa"))
     for length in (13, 3, 13):  # 16, then 8, then 16 again: each overwrites the other's transients
         prompt = np.random.default_rng(length).integers(1, 500, length).tolist()
         assert module.generate(prompt, 12) == reference(model, prompt, 12)
+    # ... which the runtime reads where they are: no host buffer of its own, no copy back.
+    assert not [slot for slot in module["decode"]._staging._slots if slot[0] == "out"]
 
 
 def hf_batched(model, prompts, new):

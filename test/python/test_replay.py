@@ -103,7 +103,9 @@ def test_numpy_calls_go_through_one_pinned_host_buffer_per_slot(replayed_mlp):
     first = np.ones_like(x)
     result = module.forward(first)
     buffers = {slot: entry[1] for slot, entry in module.forward._staging._slots.items()}
-    assert sorted(buffers) == [("in", 0), ("out", 0)]
+    # The result needs none: a local device's memory is the host's, mappable, read in place
+    # (on CUDA a result is copied into an "out" buffer of its slot).
+    assert sorted(buffers) == [("in", 0)]
     first[...] = 2.0  # the caller's array is read at the call, not later
     again = module.forward(x)
     assert all(module.forward._staging._slots[slot][1] is buffer for slot, buffer in buffers.items())
@@ -359,3 +361,18 @@ def test_functions_share_one_pool_of_transients_laid_out_per_function():
     assert pool.bytes == 5120 and pool.bytes % POOL_ALIGNMENT == 0
     assert pooled_bytes([small, large], pool) == {"static_bytes": 5120 + 128, "static_bytes_unshared": 1364 + 5064, "pool_bytes": 5120}
     assert shared_pool([small, plan("decode", (64, False))]) is None  # one function's transients: nothing to share
+
+
+@pytest.mark.parametrize("function, nbytes, generation, host", [
+    ("decode$async", 8, True, True),  # a step's token id
+    ("prefill_32_x4$async", 32, True, True),  # four sequences' tokens
+    ("decode_x8", 64, True, True),
+    ("decode$async", 2048, True, False),  # larger than a step's tokens (logits, say)
+    ("forward$async", 8, True, False),  # a generation module's other function
+    ("decode$async", 8, False, False),  # a model's own function named decode
+    ("decode$async", 0, True, False),
+])
+def test_only_a_generation_steps_small_results_live_in_host_memory(function, nbytes, generation, host):
+    from schedc.decisions.static_replay import host_result
+
+    assert host_result(function, nbytes, generation) is host

@@ -9,6 +9,7 @@ rewrite and the report agree.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -16,12 +17,14 @@ from dataclasses import dataclass
 class StaticBuffer:
     """A buffer that lives as long as the module: `source` is `input N` or `alloca N`.
     `transient`: an alloca the call neither returns nor keeps fill bytes in, whose bytes mean
-    nothing once the call ends."""
+    nothing once the call ends. `host`: allocated in host memory that the device writes
+    (`host_result`), so the host reads the result there with no copy back."""
 
     name: str  # the util.global's symbol
     bytes: int
     source: str
     transient: bool = False
+    host: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,25 @@ class ReplayPlan:
 
     def last_source(self, number: int) -> str:
         return f"__{self.function}_replay_last_source_{number}"
+
+
+# A generation module's functions (schedc.runtime.abi.generation_functions), as the HAL phase
+# names them (the synchronous export, or its `$async` twin).
+GENERATION_FUNCTION = re.compile(r"(prefill_\d+|decode)(_x\d+)?(\$async)?")
+# The most bytes of a result kept in host memory: a generation step's token ids (8 bytes a
+# sequence), not its logits or a model's activations.
+HOST_RESULT_BYTES = 1024
+
+
+def host_result(function: str, nbytes: int, generation: bool) -> bool:
+    """Whether a replayed function's result buffer lives in host memory the device writes.
+
+    A generation step returns a token id per sequence, which the host reads at once to feed the
+    next step: from device memory that is a queue copy and a wait after every replay (on CUDA in
+    graph mode a one-shot graph of its own), where from mapped host memory it is a load. Only a
+    generation module's own functions, whose caller (runtime.generation) reads their results on
+    the host; a model's results stay on the device, where torch reads them."""
+    return generation and GENERATION_FUNCTION.fullmatch(function) is not None and 0 < nbytes <= HOST_RESULT_BYTES
 
 
 def static_name(function: str, kind: str, number: int) -> str:

@@ -244,14 +244,24 @@ def call(callee: str, result_type: str, operands=()) -> ir.Value:
     return op("util.call", [ir.Type.parse(result_type)], operands, {"callee": f"@{callee}"}).result
 
 
-def allocate_device_buffers(device_global: str, buffers: list[tuple[str, int]]) -> None:
+# hal.memory_type and hal.buffer_usage bits (iree/hal/buffer.h).
+DEVICE_LOCAL = 48  # DeviceVisible|DeviceLocal
+HOST_LOCAL_DEVICE_VISIBLE = 86  # HostLocal (HostVisible|HostCoherent|Optimal)|DeviceVisible
+TRANSFER_DISPATCH = 3075  # Transfer|DispatchStorage
+TRANSFER_DISPATCH_MAPPING = TRANSFER_DISPATCH | 150994944  # and Mapping (scoped, random access)
+
+
+def allocate_device_buffers(device_global: str, buffers: list[tuple[str, int]], host: bool = False) -> None:
     """Allocates each (global, bytes) as a device-local buffer for transfers and dispatches,
-    and stores it in its global (in an initializer's body)."""
+    or with `host` in host memory the device reads and writes and the host maps, and stores it
+    in its global (in an initializer's body)."""
     device = load(device_global, DEVICE)
     allocator = op("hal.device.allocator", [ir.Type.parse("!hal.allocator")], [device]).result
     affinity = op("arith.constant", [ir.IntegerType.get_signless(64)], attributes={"value": "-1 : i64"}).result
-    memory = op("hal.memory_type", [ir.IntegerType.get_signless(32)], attributes={"type": "48 : i32"}).result  # DeviceVisible|DeviceLocal
-    usage = op("hal.buffer_usage", [ir.IntegerType.get_signless(32)], attributes={"usage": "3075 : i32"}).result  # Transfer|DispatchStorage
+    memory = op("hal.memory_type", [ir.IntegerType.get_signless(32)],
+                attributes={"type": f"{HOST_LOCAL_DEVICE_VISIBLE if host else DEVICE_LOCAL} : i32"}).result
+    usage = op("hal.buffer_usage", [ir.IntegerType.get_signless(32)],
+               attributes={"usage": f"{TRANSFER_DISPATCH_MAPPING if host else TRANSFER_DISPATCH} : i32"}).result
     for name, size in buffers:
         allocated = op("hal.allocator.allocate", [ir.Type.parse(BUFFER)], [allocator, affinity, memory, usage, index(size)]).result
         store(allocated, name)

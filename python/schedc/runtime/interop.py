@@ -250,6 +250,13 @@ def _to_host(value, copy: bool = False):
     return np.array(host) if copy else host
 
 
+def _host_mappable(buffer) -> bool:
+    """Whether the host can map the buffer: host-visible memory that allows mapping."""
+    import iree.runtime as rt
+
+    return bool(int(buffer.memory_type()) & int(rt.MemoryType.HOST_VISIBLE)) and bool(int(buffer.allowed_usage()) & int(rt.BufferUsage.MAPPING_SCOPED))
+
+
 class HostStaging:
     """Host buffers that a replayed module's numpy arguments and results pass through.
 
@@ -261,7 +268,8 @@ class HostStaging:
     the calls go through buffers of the runtime's own. Here each argument and result slot gets
     one buffer allocated by IREE in pinned host memory, once: an argument is written into it
     on the host and the module's own input copy reads it; a result is copied into it by a
-    queue copy and read on the host. The next call reuses the buffers, so a call must be
+    queue copy and read on the host (one the module keeps in mappable host memory, a
+    generation step's tokens, is read where it is, with no copy). The next call reuses the buffers, so a call must be
     done (or waited for) before the next one writes them: a replayed module's calls are."""
 
     def __init__(self, device):
@@ -294,6 +302,9 @@ class HostStaging:
             if not _is_buffer_view(view):
                 continue
             source = view.get_buffer()
+            if _host_mappable(source):  # a result in host memory (static-replay's host results): read in place
+                pending.append((i, view, view.map()))
+                continue
             buffer, mapped = self._slot("out", i, source.byte_length())
             if source.byte_length():
                 if self._semaphore is None:
