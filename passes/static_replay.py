@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from schedc.decisions.static_replay import (Binding, Fill, ReplayPlan, SharedPool, StaticBuffer, Submission, host_result, persistent_fill_marks,
+from schedc.decisions.static_replay import (Binding, Fill, ReplayPlan, SharedPool, StaticBuffer, Submission, in_host_memory, persistent_fill_marks,
                                             pooled_bytes, shared_pool, static_name)
 from schedc.dialects.sched import PERSISTENT_FILLS
 from schedc.ir import hal
@@ -86,7 +86,7 @@ def static_replay(module, pass_, options, context) -> None:
             "static_bytes": plan.static_bytes,
             "recorded_command_buffers": len(plan.submissions),
             "fills_once": len(plan.fills_once),
-            "host_results": sum(b.host for b in plan.buffers),
+            "host_buffers": sum(b.host for b in plan.buffers),
         }
 
 
@@ -124,8 +124,8 @@ def _is_generation_module(module: ir.Operation) -> bool:
 
 def plan_replay(function: ir.Operation, module: ir.Operation, generation: bool = False) -> ReplayPlan | None:
     """What static replay of `function` needs; None if it submits no work. `generation`: the
-    module is a generation module, whose steps' small results live in host memory
-    (`schedc.decisions.static_replay.host_result`)."""
+    module is a generation module, whose steps' small inputs and results live in host memory
+    (`schedc.decisions.static_replay.in_host_memory`)."""
     name = function_name(function)
     location = function.location
     if len(function.regions[0].blocks) != 1:
@@ -179,7 +179,8 @@ def plan_replay(function: ir.Operation, module: ir.Operation, generation: bool =
     returned = {static_name(name, "alloca", n) for n in _returned_allocas(function)}
     kept = returned | {f.buffer for s in submissions for _, f in s.once}
     statics = tuple(StaticBuffer(b.name, b.bytes, b.source, b.source.startswith("alloca ") and b.name not in kept,
-                                 b.name in returned and host_result(name, b.bytes, generation)) for b in buffers.values())
+                                 (b.name in returned or b.source.startswith("input ")) and in_host_memory(name, b.bytes, generation))
+                    for b in buffers.values())
     return ReplayPlan(name, device, statics, tuple(submissions))
 
 

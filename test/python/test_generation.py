@@ -164,14 +164,17 @@ def test_replayed_buckets_share_one_pool_and_generate_hugging_faces_tokens(tmp_p
     assert len(shared) == len(BUCKETS) + 1  # every prefill bucket and the decode step
     assert max(shared) <= pool["pool_bytes"] < max(shared) + 4096
     assert pool["static_bytes"] == pool["static_bytes_unshared"] - sum(shared) + pool["pool_bytes"]
-    # Each step's token ids live in host memory the device writes (static-replay's host results).
-    assert [r["host_results"] for r in result.records["static-replay"].values()] == [1] * (len(BUCKETS) + 1)
+    # Each step's token ids and positions live in host memory the device reads and writes
+    # (static-replay's host buffers): a prefill's ids, positions, last index and next token; the
+    # decode step's token, position and next token (its `last` argument binds nothing).
+    host = {name: r["host_buffers"] for name, r in result.records["static-replay"].items()}
+    assert host == {"prefill_8$async": 4, "prefill_16$async": 4, "decode$async": 3}
     module = schedc.load(result.output, params=str(tmp_path / "lm.irpa"))
     for length in (13, 3, 13):  # 16, then 8, then 16 again: each overwrites the other's transients
         prompt = np.random.default_rng(length).integers(1, 500, length).tolist()
         assert module.generate(prompt, 12) == reference(model, prompt, 12)
-    # ... which the runtime reads where they are: no host buffer of its own, no copy back.
-    assert not [slot for slot in module["decode"]._staging._slots if slot[0] == "out"]
+    # ... which the runtime writes and reads where they are: no pinned buffer of its own for them.
+    assert not {("in", 0), ("in", 1), ("out", 0)} & set(module["decode"]._staging._slots)
 
 
 def hf_batched(model, prompts, new):

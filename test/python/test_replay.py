@@ -97,18 +97,33 @@ def test_a_spinning_wait_gives_the_same_results_and_is_the_gpu_default_only(repl
 
 def test_numpy_calls_go_through_one_pinned_host_buffer_per_slot(replayed_mlp):
     # IREE's own numpy path lets the device read the caller's registered memory, which
-    # failed in CUDA graph mode; a replay's numpy calls use host buffers of its own, reused.
+    # failed in CUDA graph mode; a replay's numpy arguments go through host buffers of its own
+    # (on CUDA, where its static inputs are device memory), made once per slot and reused.
+    from schedc.runtime.interop import HostStaging
+
+    _, (x,), path = replayed_mlp
+    x = np.asarray(x)
+    module = schedc.load(path)
+    staging = HostStaging(module.device)
+    first = staging.upload([np.ones_like(x)])
+    again = staging.upload([x])
+    assert sorted(staging._slots) == [("in", 0)] and again[0] is first[0]
+    np.testing.assert_array_equal(staging._inputs[0][3], x)
+
+
+def test_numpy_calls_write_into_the_static_inputs_and_read_results_where_they_are(replayed_mlp):
+    # On the CPU's local devices the module's static buffers are host memory: a numpy call
+    # writes its arguments into the static input buffers (the module then copies nothing in)
+    # and reads its results in place, with no pinned buffer of the runtime's own.
     model, (x,), path = replayed_mlp
     module = schedc.load(path)
     first = np.ones_like(x)
     result = module.forward(first)
-    buffers = {slot: entry[1] for slot, entry in module.forward._staging._slots.items()}
-    # The result needs none: a local device's memory is the host's, mappable, read in place
-    # (on CUDA a result is copied into an "out" buffer of its slot).
-    assert sorted(buffers) == [("in", 0)]
+    staging = module.forward._staging
+    assert staging._slots == {}
+    assert staging._inputs[0][2].get_buffer().ref == module.forward._static_input_views()[0].get_buffer().ref
     first[...] = 2.0  # the caller's array is read at the call, not later
     again = module.forward(x)
-    assert all(module.forward._staging._slots[slot][1] is buffer for slot, buffer in buffers.items())
     np.testing.assert_allclose(result, reference(model, np.ones_like(x)), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(again, reference(model, x), rtol=1e-5, atol=1e-5)
 
@@ -367,12 +382,12 @@ def test_functions_share_one_pool_of_transients_laid_out_per_function():
     ("decode$async", 8, True, True),  # a step's token id
     ("prefill_32_x4$async", 32, True, True),  # four sequences' tokens
     ("decode_x8", 64, True, True),
-    ("decode$async", 2048, True, False),  # larger than a step's tokens (logits, say)
+    ("decode$async", 2048, True, False),  # larger than a step's tokens (its mask over the cache, logits)
     ("forward$async", 8, True, False),  # a generation module's other function
     ("decode$async", 8, False, False),  # a model's own function named decode
     ("decode$async", 0, True, False),
 ])
-def test_only_a_generation_steps_small_results_live_in_host_memory(function, nbytes, generation, host):
-    from schedc.decisions.static_replay import host_result
+def test_only_a_generation_steps_small_inputs_and_results_live_in_host_memory(function, nbytes, generation, host):
+    from schedc.decisions.static_replay import in_host_memory
 
-    assert host_result(function, nbytes, generation) is host
+    assert in_host_memory(function, nbytes, generation) is host

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 class StaticBuffer:
     """A buffer that lives as long as the module: `source` is `input N` or `alloca N`.
     `transient`: an alloca the call neither returns nor keeps fill bytes in, whose bytes mean
-    nothing once the call ends. `host`: allocated in host memory that the device writes
-    (`host_result`), so the host reads the result there with no copy back."""
+    nothing once the call ends. `host`: allocated in host memory that the device reads and
+    writes (`in_host_memory`), where the host writes an input or reads a result with no copy."""
 
     name: str  # the util.global's symbol
     bytes: int
@@ -100,20 +100,25 @@ class ReplayPlan:
 # A generation module's functions (schedc.runtime.abi.generation_functions), as the HAL phase
 # names them (the synchronous export, or its `$async` twin).
 GENERATION_FUNCTION = re.compile(r"(prefill_\d+|decode)(_x\d+)?(\$async)?")
-# The most bytes of a result kept in host memory: a generation step's token ids (8 bytes a
-# sequence), not its logits or a model's activations.
-HOST_RESULT_BYTES = 1024
+# The most bytes of an input or a result kept in host memory: a generation step's token ids and
+# positions (8 bytes a sequence), not its attention mask over the cache, its logits or a model's
+# activations.
+HOST_BYTES = 1024
 
 
-def host_result(function: str, nbytes: int, generation: bool) -> bool:
-    """Whether a replayed function's result buffer lives in host memory the device writes.
+def in_host_memory(function: str, nbytes: int, generation: bool) -> bool:
+    """Whether a replayed function's static input or result buffer lives in pinned host memory
+    that the device reads and writes.
 
-    A generation step returns a token id per sequence, which the host reads at once to feed the
-    next step: from device memory that is a queue copy and a wait after every replay (on CUDA in
-    graph mode a one-shot graph of its own), where from mapped host memory it is a load. Only a
-    generation module's own functions, whose caller (runtime.generation) reads their results on
-    the host; a model's results stay on the device, where torch reads them."""
-    return generation and GENERATION_FUNCTION.fullmatch(function) is not None and 0 < nbytes <= HOST_RESULT_BYTES
+    A generation step takes a token id and a position per sequence from the host and returns the
+    next token id, which the host reads at once to feed the next step. In device memory each is
+    a copy per step: the inputs' inside the replayed graph, the result's a queue copy and a wait
+    after it (on CUDA in graph mode a one-shot graph of its own). In host memory the runtime
+    writes the inputs and reads the result where they are, and the kernels load and store those
+    few bytes across the bus. Only a generation module's own functions, whose caller
+    (runtime.generation) passes and reads them on the host; a model's inputs and results stay on
+    the device, where torch passes and reads them."""
+    return generation and GENERATION_FUNCTION.fullmatch(function) is not None and 0 < nbytes <= HOST_BYTES
 
 
 def static_name(function: str, kind: str, number: int) -> str:

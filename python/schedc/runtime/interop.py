@@ -279,6 +279,18 @@ class HostStaging:
         self._results: dict[int, tuple] = {}  # slot -> (key of a mappable result, numpy array over its memory, its buffer)
         self._semaphore, self._value = None, 0
 
+    def adopt(self, views) -> None:
+        """Writes each argument whose view the host can map (a replayed function's static input
+        buffer, `__schedc_static_inputs_<f>`: on the CPU every one, on a GPU a generation step's
+        tokens that static-replay keeps in host memory) into that buffer itself, so the module
+        copies nothing in; None for an argument that keeps a buffer of the runtime's own."""
+        import iree.runtime as rt
+
+        for i, view in enumerate(views):
+            if view is not None and _is_buffer_view(view) and view.byte_length and _host_mappable(view.get_buffer()):
+                shape, dtype = tuple(view.shape), np.dtype(rt.HalElementType.map_to_dtype(view.element_type))
+                self._inputs[i] = (shape, dtype, view, view.map().asarray(list(shape), dtype))
+
     def upload(self, arrays) -> list:
         """Buffer views of pinned copies of the arrays (C-contiguous numpy arrays). A slot's
         view and the numpy array over its mapped memory are made once, for its shape and type

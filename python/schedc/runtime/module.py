@@ -232,7 +232,9 @@ class Function:
             # numpy arrays into a replayed module (a generation step's tokens): straight to the
             # pinned buffers, the checks below being for other values
             self._repeat = None
-            staging = self._host_staging()
+            if self._staging is None:
+                self._host_staging().adopt(self._static_input_views())
+            staging = self._staging
             host = staging.download(self._invoke_views(staging.upload(args)))
             return _as_results(host, False, len(host) == 1)
         repeat, keys = self._repeat, None
@@ -393,16 +395,22 @@ class Function:
         wait_for_torch(dlpack)
         return views
 
-    def _load_static_inputs(self, dlpack) -> tuple | None:
-        """(views, torch tensors) of the static input buffers the module exports for this
-        function (`__schedc_static_inputs_<f>`, made by static-replay); None without them."""
+    def _static_input_views(self) -> list:
+        """Views of the static input buffers the module exports for this function
+        (`__schedc_static_inputs_<f>`, made by static-replay), in argument order; [] without."""
         module = self._module
         for name in (f"{abi.STATIC_INPUTS_PREFIX}{self.name}$async", f"{abi.STATIC_INPUTS_PREFIX}{self.name}"):
             if module._vm_module.lookup_function(name) is not None:
-                break
-        else:
+                return Function(module, name, None)._invoke_views([])
+        return []
+
+    def _load_static_inputs(self, dlpack) -> tuple | None:
+        """(views, torch tensors) of the static input buffers the module exports for this
+        function; None without them."""
+        module = self._module
+        views = self._static_input_views()
+        if not views:
             return None
-        views = Function(module, name, None)._invoke_views([])
         tensors = [_exported_view(module.device, view, dlpack) if _is_buffer_view(view) else None for view in views]
         if not views or any(t is None for t in tensors):
             return None
