@@ -126,6 +126,10 @@ def test_numpy_calls_write_into_the_static_inputs_and_read_results_where_they_ar
     again = module.forward(x)
     np.testing.assert_allclose(result, reference(model, np.ones_like(x)), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(again, reference(model, x), rtol=1e-5, atol=1e-5)
+    with pytest.raises(schedc.SchedcError, match="shape"):  # an argument that does not fit goes through a slot, and fails
+        module.forward(np.ones((x.shape[0] + 1, *x.shape[1:]), np.float32))
+    np.testing.assert_allclose(module.forward(np.asarray(x)), reference(model, x), rtol=1e-5, atol=1e-5)
+    assert staging._inputs[0] is staging._adopted[0]  # then back to the static input
 
 
 def test_torch_results_are_static_until_copied(replayed_mlp):

@@ -257,6 +257,11 @@ def _host_mappable(buffer) -> bool:
     return bool(int(buffer.memory_type()) & int(rt.MemoryType.HOST_VISIBLE)) and bool(int(buffer.allowed_usage()) & int(rt.BufferUsage.MAPPING_SCOPED))
 
 
+def _fits(made: tuple | None, array) -> bool:
+    """Whether an argument's made view (HostStaging) has the array's shape and type."""
+    return made is not None and made[0] == array.shape and made[1] == array.dtype
+
+
 class HostStaging:
     """Host buffers that a replayed module's numpy arguments and results pass through.
 
@@ -276,6 +281,7 @@ class HostStaging:
         self._device = device
         self._slots: dict[tuple[str, int], tuple] = {}  # (kind, slot) -> (bytes, buffer, mapped memory)
         self._inputs: dict[int, tuple] = {}  # slot -> (shape, dtype, buffer view, numpy array over its memory)
+        self._adopted: dict[int, tuple] = {}  # slot -> the same for a static input buffer (adopt)
         self._results: dict[int, tuple] = {}  # slot -> (key of a mappable result, numpy array over its memory, its buffer)
         self._semaphore, self._value = None, 0
 
@@ -289,29 +295,34 @@ class HostStaging:
         for i, view in enumerate(views):
             if view is not None and _is_buffer_view(view) and view.byte_length and _host_mappable(view.get_buffer()):
                 shape, dtype = tuple(view.shape), np.dtype(rt.HalElementType.map_to_dtype(view.element_type))
-                self._inputs[i] = (shape, dtype, view, view.map().asarray(list(shape), dtype))
+                self._adopted[i] = self._inputs[i] = (shape, dtype, view, view.map().asarray(list(shape), dtype))
 
     def upload(self, arrays) -> list:
         """Buffer views of pinned copies of the arrays (C-contiguous numpy arrays). A slot's
         view and the numpy array over its mapped memory are made once, for its shape and type
         (a decode step passes the same every call): a call then only copies the bytes."""
-        import iree.runtime as rt
-        from iree.runtime.array_interop import map_dtype_to_element_type
-
         views = []
         for i, array in enumerate(arrays):
             made = self._inputs.get(i)
-            if made is None or made[0] != array.shape or made[1] != array.dtype:
-                element_type = map_dtype_to_element_type(array.dtype)
-                if element_type is None:
-                    raise SchedcError(f"argument {i}: IREE has no element type for numpy's {array.dtype}")
-                buffer, mapped = self._slot("in", i, array.nbytes)
-                host = mapped.asarray(array.shape, array.dtype) if array.nbytes else None
-                made = self._inputs[i] = (array.shape, array.dtype, rt.HalBufferView(buffer, list(array.shape), element_type), host)
+            if not _fits(made, array):  # the static input again after an argument that did not fit it, or a slot
+                adopted = self._adopted.get(i)
+                made = self._inputs[i] = adopted if _fits(adopted, array) else self._slot_input(i, array)
             if made[3] is not None:
                 np.copyto(made[3], array)
             views.append(made[2])
         return views
+
+    def _slot_input(self, i: int, array) -> tuple:
+        """(shape, dtype, buffer view, numpy array over its memory) of argument `i`'s pinned slot."""
+        import iree.runtime as rt
+        from iree.runtime.array_interop import map_dtype_to_element_type
+
+        element_type = map_dtype_to_element_type(array.dtype)
+        if element_type is None:
+            raise SchedcError(f"argument {i}: IREE has no element type for numpy's {array.dtype}")
+        buffer, mapped = self._slot("in", i, array.nbytes)
+        host = mapped.asarray(array.shape, array.dtype) if array.nbytes else None
+        return (array.shape, array.dtype, rt.HalBufferView(buffer, list(array.shape), element_type), host)
 
     def download(self, results) -> list:
         """numpy copies of the results (buffer views; other values as they are)."""
