@@ -48,6 +48,8 @@ not constants, a command buffer recorded per call) is an error at the function's
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from iree.compiler import ir
 
 from schedc.decisions.static_replay import (Binding, Fill, ReplayPlan, SharedPool, StaticBuffer, Submission, in_host_memory, persistent_fill_marks,
@@ -68,9 +70,17 @@ class ReplayError(Exception):
         self.location = location
 
 
+@dataclass(frozen=True)
+class Options:
+    # A generation module's token ids and positions in pinned host memory that the kernels read
+    # and write (schedc.decisions.static_replay.in_host_memory); false: device memory, copied in
+    # and out on every call, as every other static buffer.
+    host_buffers: bool = True
+
+
 def static_replay(module, pass_, options, context) -> None:
     try:
-        plans, pool = replay_module(module)
+        plans, pool = replay_module(module, options.host_buffers)
     except ReplayError as e:
         e.location.emit_error(f"static-replay: {e}")
         pass_.signal_pass_failure()
@@ -90,11 +100,12 @@ def static_replay(module, pass_, options, context) -> None:
         }
 
 
-def replay_module(module: ir.Operation) -> tuple[list[ReplayPlan], SharedPool | None]:
+def replay_module(module: ir.Operation, host_buffers: bool = True) -> tuple[list[ReplayPlan], SharedPool | None]:
     """Plans and applies static replay to every exported function that submits work; the
-    functions' transients share one pool (`schedc.decisions.static_replay.shared_pool`)."""
+    functions' transients share one pool (`schedc.decisions.static_replay.shared_pool`).
+    `host_buffers`: a generation module's small inputs and results in host memory."""
     plans = []
-    generation = _is_generation_module(module)
+    generation = host_buffers and _is_generation_module(module)
     for function in hal.submitting_functions(module):
         plan = plan_replay(function, module, generation)
         if plan is not None:
@@ -589,5 +600,6 @@ PASS = PassInfo(
     name="static-replay",
     summary="record each call's command buffers once over static buffers (CUDA graph replay)",
     run=static_replay,
+    options=Options,
     phase=Phase.HAL,
 )

@@ -175,6 +175,10 @@ def test_replayed_buckets_share_one_pool_and_generate_hugging_faces_tokens(tmp_p
         assert module.generate(prompt, 12) == reference(model, prompt, 12)
     # ... which the runtime writes and reads where they are: no pinned buffer of its own for them.
     assert not {("in", 0), ("in", 1), ("out", 0)} & set(module["decode"]._staging._slots)
+    # static-replay{host-buffers=false} keeps them in device memory, copied in and out.
+    off = compile_with_options(mlir, CompileOptions(target="llvm-cpu", execution="graphs",
+                                                    passes="memory-order,arena-plan,static-replay{host-buffers=false}"))
+    assert {r["host_buffers"] for r in off.records["static-replay"].values()} == {0}
 
 
 def hf_batched(model, prompts, new):
