@@ -273,9 +273,11 @@ class HostStaging:
     the calls go through buffers of the runtime's own. Here each argument and result slot gets
     one buffer allocated by IREE in pinned host memory, once: an argument is written into it
     on the host and the module's own input copy reads it; a result is copied into it by a
-    queue copy and read on the host (one the module keeps in mappable host memory, a
-    generation step's tokens, is read where it is, with no copy). The next call reuses the buffers, so a call must be
-    done (or waited for) before the next one writes them: a replayed module's calls are."""
+    queue copy and read on the host. A static input or result the host can map (on the CPU
+    every one; on a GPU a generation step's tokens, which static-replay keeps in host memory)
+    is written or read where it is instead, with no copy. The next call reuses the buffers, so
+    a call must be done (or waited for) before the next one writes them: a replayed module's
+    calls are."""
 
     def __init__(self, device):
         self._device = device

@@ -230,13 +230,9 @@ class Function:
             module._collect_pending()
         if module.replayed and args and all(type(a) is np.ndarray and a.flags.c_contiguous and a.dtype != object for a in args):
             # numpy arrays into a replayed module (a generation step's tokens): straight to the
-            # pinned buffers, the checks below being for other values
+            # host buffers, the checks below being for other values
             self._repeat = None
-            if self._staging is None:
-                self._host_staging().adopt(self._static_input_views())
-            staging = self._staging
-            host = staging.download(self._invoke_views(staging.upload(args)))
-            return _as_results(host, False, len(host) == 1)
+            return self._replay_on_host(args, torch_results=False)
         repeat, keys = self._repeat, None
         if repeat is not None and len(args) == len(repeat.tensors) and all(map(operator.is_, args, repeat.tensors)):
             keys = list(map(_tensor_key, args))
@@ -264,9 +260,7 @@ class Function:
             return _packed([_device_array(module.device, r) if _is_buffer_view(r) else r for r in results])
         inputs = _host_arguments(self.name, args)
         if module.replayed and inputs and all(isinstance(a, np.ndarray) for a in inputs):
-            staging = self._host_staging()
-            host = staging.download(self._invoke_views(staging.upload(inputs)))
-            return _as_results(host, any(_is_torch(a) for a in args), len(host) == 1)
+            return self._replay_on_host(inputs, torch_results=any(_is_torch(a) for a in args))
         try:
             results = self._bound_invoker()(*inputs)
         except (RuntimeError, ValueError, TypeError) as e:
@@ -300,10 +294,20 @@ class Function:
         return self._invoke_views([owned_copy(device, v) if _is_buffer_view(v) else v for v in views])
 
     def _host_staging(self) -> HostStaging:
-        """The pinned host buffers of a replayed function's numpy calls (see HostStaging)."""
+        """The host buffers of a replayed function's numpy calls (see HostStaging): the static
+        input buffers the host can map, adopted at the first call, or pinned buffers of the
+        runtime's own."""
         if self._staging is None:
             self._staging = HostStaging(self._module.device)
+            self._staging.adopt(self._static_input_views())
         return self._staging
+
+    def _replay_on_host(self, arrays, torch_results: bool):
+        """A replayed call on host arrays, its results read back as numpy (torch CPU tensors
+        if asked)."""
+        staging = self._host_staging()
+        host = staging.download(self._invoke_views(staging.upload(arrays)))
+        return _as_results(host, torch_results, len(host) == 1)
 
     def _bound_invoker(self):
         if self._invoker is None:
@@ -409,8 +413,6 @@ class Function:
         function; None without them."""
         module = self._module
         views = self._static_input_views()
-        if not views:
-            return None
         tensors = [_exported_view(module.device, view, dlpack) if _is_buffer_view(view) else None for view in views]
         if not views or any(t is None for t in tensors):
             return None
