@@ -248,7 +248,7 @@ def call(callee: str, result_type: str, operands=()) -> ir.Value:
 DEVICE_LOCAL = 48  # DeviceVisible|DeviceLocal
 HOST_LOCAL_DEVICE_VISIBLE = 86  # HostLocal (HostVisible|HostCoherent|Optimal)|DeviceVisible
 TRANSFER_DISPATCH = 3075  # Transfer|DispatchStorage
-TRANSFER_DISPATCH_MAPPING = TRANSFER_DISPATCH | 150994944  # and Mapping (scoped, random access)
+TRANSFER_DISPATCH_MAPPING = TRANSFER_DISPATCH | 1 << 24 | 1 << 27  # and Mapping (MappingScoped|MappingAccessRandom)
 
 
 def allocate_device_buffers(device_global: str, buffers: list[tuple[str, int]], host: bool = False) -> None:
