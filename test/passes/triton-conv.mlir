@@ -1,20 +1,29 @@
 // RUN: schedc-opt %s --split-input-file --passes="triton-conv" | filecheck %s
+// RUN: schedc-opt %s --split-input-file --passes="triton-conv{layout=nchw}" | filecheck %s --check-prefix=NCHW
 // RUN: not schedc-opt %s --passes="triton-conv{arch=75}" 2>&1 | filecheck %s --check-prefix=BAD
 
 // An f16 convolution whose padding nothing else reads, cast to f16 right after: one dispatch of
-// schedc's kernel reads the unpadded image and writes f16; the pad and the cast are gone.
+// schedc's kernel reads the unpadded image and writes f16; the pad and the cast are gone. By
+// default (the rule's CHANNELS_LAST) it reads the image as NHWC and the filter as RSCF, through
+// transposes IREE fuses into their producers; with layout=nchw, as torch lays them out.
 
 // Its bindings are indirect, as IREE's own dispatches' are (static-replay records them once).
 //       CHECK: #pipeline_layout = #hal.pipeline.layout<bindings = [#hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, Indirect>], flags = Indirect>
 // CHECK-LABEL: util.func public @padded
 //   CHECK-NOT:   tensor.pad
-//       CHECK:   %[[Y:.+]] = flow.dispatch @[[EXE:schedc_conv_[0-9a-f]+]]::@conv2d_nchw(%arg0, %arg1) : (tensor<1x64x14x14xf16>, tensor<64x64x3x3xf16>) -> tensor<1x64x14x14xf16>
+//       CHECK:   %[[X:.+]] = linalg.transpose ins(%arg0 : tensor<1x64x14x14xf16>) outs(%{{.+}} : tensor<1x14x14x64xf16>) permutation = [0, 2, 3, 1]
+//       CHECK:   %[[W:.+]] = linalg.transpose ins(%arg1 : tensor<64x64x3x3xf16>) outs(%{{.+}} : tensor<3x3x64x64xf16>) permutation = [2, 3, 1, 0]
+//       CHECK:   %[[Y:.+]] = flow.dispatch @[[EXE:schedc_conv_[0-9a-f]+]]::@conv2d_nchw(%[[X]], %[[W]]) : (tensor<1x14x14x64xf16>, tensor<3x3x64x64xf16>) -> tensor<1x64x14x14xf16>
 //  CHECK-NEXT:   util.return %[[Y]]
 //       CHECK:   hal.executable.source private @[[EXE]]
 //       CHECK:     hal.executable.export public @conv2d_nchw ordinal(0) layout(#pipeline_layout)
 //       CHECK:       %[[TILES:.+]] = arith.constant 14 : index
 //       CHECK:       hal.return %[[TILES]]
 //       CHECK:     <workgroup_size = [256 : index, 1 : index, 1 : index], workgroup_local_memory = {{[0-9]+}}>
+// NCHW-LABEL: util.func public @padded
+//   NCHW-NOT:   linalg.transpose
+//       NCHW:   %[[Y:.+]] = flow.dispatch @{{schedc_conv_[0-9a-f]+}}::@conv2d_nchw(%arg0, %arg1) : (tensor<1x64x14x14xf16>, tensor<64x64x3x3xf16>) -> tensor<1x64x14x14xf16>
+//  NCHW-NEXT:   util.return %[[Y]]
 util.func public @padded(%x: tensor<1x64x14x14xf16>, %w: tensor<64x64x3x3xf16>) -> tensor<1x64x14x14xf16> {
   %zero = arith.constant 0.0 : f16
   %fzero = arith.constant 0.0 : f32
@@ -39,7 +48,7 @@ util.func public @padded(%x: tensor<1x64x14x14xf16>, %w: tensor<64x64x3x3xf16>) 
 // A deep one with few outputs into a bias: parts of its channels in f32, added into the bias.
 
 // CHECK-LABEL: util.func public @deep
-//       CHECK:   %[[PARTS:.+]] = flow.dispatch @{{schedc_conv_[0-9a-f]+}}::@conv2d_nchw(%arg0, %arg1) : (tensor<1x512x9x9xf16>, tensor<512x512x3x3xf16>) -> tensor<8x1x512x7x7xf32>
+//       CHECK:   %[[PARTS:.+]] = flow.dispatch @{{schedc_conv_[0-9a-f]+}}::@conv2d_nchw(%{{.+}}, %{{.+}}) : (tensor<1x9x9x512xf16>, tensor<3x3x512x512xf16>) -> tensor<8x1x512x7x7xf32>
 //       CHECK:   %[[SUM:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[PARTS]] : tensor<8x1x512x7x7xf32>) outs(%arg2 : tensor<1x512x7x7xf32>)
 //       CHECK:   util.return %[[SUM]]
 util.func public @deep(%x: tensor<1x512x9x9xf16>, %w: tensor<512x512x3x3xf16>, %bias: tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32> {

@@ -534,7 +534,9 @@ def _compile_for_cuda(text: str):
 def test_each_class_gets_a_heuristic_config_that_iree_compiles_for_cuda(name):
     output, kernels = _compile_for_cuda(_CLASSES[name])
     assert "hal.executable.binary" in output
-    assert [k["source"] for k in kernels] == ["heuristic"], kernels
+    # (an f16 window convolution runs schedc's Triton kernel, which reads its image and filter
+    # channels last: here, where no producer takes them, through transposes of their own)
+    assert [k["source"] for k in kernels if k["kind"] != "copy"] == ["heuristic"], kernels
 
 
 
