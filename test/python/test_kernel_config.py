@@ -402,6 +402,39 @@ def test_an_expansion_convolution_with_rows_and_columns_as_loops_tiles_its_outpu
     assert config.workgroup[0] >= 4 and not config.igemm and config.promote
 
 
+def _strided_shortcut(cout: int, size: int, cin: int, dtype: str = "f32") -> KernelSignature:
+    # ResNet-50's downsampling shortcut, a 1x1 convolution of stride 2, as IREE forms it: the
+    # image read at (d3, d1 * 2, d2 * 2).
+    maps = ("affine_map<(d0, d1, d2, d3) -> (d3, d1 * 2, d2 * 2)>", "affine_map<(d0, d1, d2, d3) -> (d0, d3)>",
+            "affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>")
+    return KernelSignature("s", "matmul_like", "linalg.generic", (cout, size, size, cin), ("parallel",) * 3 + ("reduction",), maps,
+                           ((cin, 2 * size, 2 * size), (cout, cin), (cout, size, size)), dtype, ("linalg.fill",))
+
+
+def test_a_strided_1x1_convolution_of_seven_by_seven_pixels_tiles_its_channels_as_the_unstrided_one():
+    # 7 x 7 pixels make no workgroup of whole subgroups from rows and columns alone, so IREE's
+    # default kept it, about 25 ms a call and wrong (f32, H100): now it tiles channels as well.
+    sig = _strided_shortcut(2048, 7, 1024)
+    config = heuristic_config(sig)
+    assert config is not None and config.workgroup[0] >= 4 and config.workgroup[2] == 7 and not config.igemm
+    assert config.workgroup_size % 32 == 0
+    assert kc.shared_bytes(sig, config) <= kc.MAX_SHARED_BYTES
+    # its form reads the image unstrided; the kernel's own maps decide the shared memory
+    form = kc.strided_rows_form(sig)
+    assert form.indexing_maps[0] == "affine_map<(d0, d1, d2, d3) -> (d3, d1, d2)>" and form.loops == sig.loops
+    assert kc.shared_bytes(sig, config) > kc.shared_bytes(form, config)
+
+
+def test_strided_1x1_convolutions_the_plain_tiles_cover_keep_those_tiles():
+    # 14 x 14 and 28 x 28 pixels: the plain SIMT tiles (timed in ResNet-18 f32) stay the choice,
+    # and f16 never takes the form (its tensor-core and SIMT candidates decide).
+    for size, cin in ((14, 512), (28, 256)):
+        assert heuristic_config(_strided_shortcut(2 * cin, size, cin)).workgroup[0] == 1
+    assert kc.strided_rows_form(_strided_shortcut(2048, 7, 1024, "f16")) is None
+    plain = dataclasses.replace(_strided_shortcut(2048, 7, 1024), indexing_maps=kc.strided_rows_form(_strided_shortcut(2048, 7, 1024)).indexing_maps)
+    assert kc.strided_rows_form(plain) is None  # nothing strided: not this form
+
+
 def test_the_implicit_gemm_estimate_charges_partial_tiles_and_results_along_n():
     form = igemm_form(torch_conv(128, 64, 13, 3))
 

@@ -502,7 +502,9 @@ def candidate_configs(sig: KernelSignature, limit: int = 12) -> list[KernelConfi
     if rows_form(sig):
         return _simt_rows_candidates(sig, sig, limit)
     padded = padded_simt_config(sig)
-    return ([padded] if padded is not None and limit > 0 else []) + _simt_candidates(sig, limit - (padded is not None))
+    simt = ([padded] if padded is not None and limit > 0 else []) + _simt_candidates(sig, limit - (padded is not None))
+    form = strided_rows_form(sig) if not simt else None
+    return _simt_rows_candidates(sig, form, limit) if form is not None else simt
 
 
 def rows_form(sig: KernelSignature) -> bool:
@@ -510,6 +512,25 @@ def rows_form(sig: KernelSignature) -> bool:
     1x1 convolution read by a padded depthwise one), tiled as an implicit GEMM is."""
     roles = contraction_roles(sig)
     return sig.element_type == "f32" and sig.kind in TILED_KINDS and roles is not None and _row_loop(sig, roles) is not None
+
+
+def strided_rows_form(sig: KernelSignature) -> KernelSignature | None:
+    """A strided f32 1x1 convolution (ResNet-50's downsampling shortcut, `(d3, d1 * 2, d2 * 2)`)
+    as the unstrided one whose rows and columns stay loops (`rows_form`), to tile as that one is;
+    None for anything else. Only where the plain SIMT tiles find nothing: an output of 7 x 7
+    pixels gives no workgroup of whole subgroups, and IREE's default for ResNet-50's 2048 x 7 x
+    7 x 1024 shortcut ran about 25 ms and gave wrong results (f32, H100, twenty-fifth session)."""
+    if sig.element_type != "f32" or sig.kind not in TILED_KINDS:
+        return None
+    terms = [map_terms(text) for text in sig.indexing_maps]
+    if any(t is None or any(len(sums) != 1 for sums in t) for t in terms):
+        return None
+    if all(coefficient == 1 for t in terms for ((_, coefficient),) in t):
+        return None
+    plain = tuple(text.partition("->")[0] + "-> (" + ", ".join(f"d{loop}" for ((loop, _),) in t) + ")>"
+                  for text, t in zip(sig.indexing_maps, terms))
+    form = replace(sig, indexing_maps=plain)
+    return form if rows_form(form) else None
 
 
 def _simt_candidates(sig: KernelSignature, limit: int) -> list[KernelConfig]:
@@ -875,6 +896,8 @@ def _simt_rows_candidates(sig: KernelSignature, form: KernelSignature, limit: in
                     for th_n in (1, 2, 4):
                         for k_tile in k_steps(form.loops[k]):
                             config = _igemm_simt_config(form, batch, (m, n, k), (wg_m, wg_n, k_tile), (th_m, th_n), row, rows, igemm)
+                            if config is not None and shared_bytes(sig, config) > MAX_SHARED_BYTES:
+                                config = None  # a strided read's tiles span more than its form's
                             if config is not None:
                                 found[config] = _score(form, config)
     ranked = sorted(found, key=lambda c: (found[c], c.label()))
