@@ -278,6 +278,17 @@ def test_the_rule_leaves_1x1_convolutions_and_stems_to_iree_and_the_report_says_
     assert len(re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d_nchw", flow)) == 3
 
 
+def test_deep_1x1_convolutions_over_few_pixels_take_the_kernel_only_when_the_rule_says_so(monkeypatch):
+    from schedc.decisions import triton_conv as rule
+
+    deep, shallow, wide = _sizes(1024, 256, 14, k=1), _sizes(256, 1024, 14, k=1), _sizes(1024, 256, 28, k=1)
+    assert all(rule.left_to_iree(s).startswith("a 1x1") for s in (deep, shallow, wide))  # off by default
+    monkeypatch.setattr(rule, "DEEP_1X1_CHANNELS", 480)
+    assert rule.left_to_iree(deep) is None  # 1,024 channels over 196 pixels
+    assert rule.left_to_iree(shallow).startswith("a 1x1") and rule.left_to_iree(wide).startswith("a 1x1")
+    assert rule.left_to_iree(_sizes(8, 16, 14)).startswith("under 16")  # stems as before
+
+
 def test_the_kernels_gpu_follows_cuda_arch_and_older_chips_get_none():
     from schedc.passes.base import PassContext
     from schedc.passes.triton_conv import Options, _arch

@@ -93,15 +93,28 @@ CHANNELS_LAST = True
 # other 2), slower on 9 of the 13 1x1 ones (up to 2.04x), and on its two 3-channel stems 1.25x
 # slower (7x7) and 0.98x (3x3). bf16 and f32 (tf32=true) follow the same rule, not timed apart.
 MIN_CHANNELS = 16
+# A 1x1 convolution the kernel takes all the same (0: none): at least DEEP_1X1_CHANNELS input
+# channels over at most DEEP_1X1_PIXELS output pixels. Off until timed on held-out models: on the
+# fitting set channels last (H100, twenty-fifth session) the kernel beat IREE's on its two 1x1s of
+# 480 and 1200 channels over 144 and 64 pixels (13.3 against 16.8 us, 14.0 against 24.6), tied at
+# 400 channels and lost on the rest; ResNet-50 f16 (1x1s of up to 2048 channels on 7 x 7 pixels)
+# ran 0.522 ms with the kernel on every convolution against 1.575 with the rule's choice.
+DEEP_1X1_CHANNELS = 0
+DEEP_1X1_PIXELS = 196
 
 
 def left_to_iree(sizes: ConvSizes) -> str | None:
     """Why IREE's kernel keeps this convolution, or None where the Triton kernel takes it."""
-    if sizes.r * sizes.s == 1:
+    if sizes.r * sizes.s == 1 and not deep_1x1(sizes):
         return "a 1x1 convolution (a matmul): IREE's kernel was as fast or faster on most of the fitting set's"
     if sizes.c < MIN_CHANNELS:
         return f"under {MIN_CHANNELS} channels (an image's stem): IREE's kernel was faster on the fitting set's"
     return None
+
+
+def deep_1x1(sizes: ConvSizes) -> bool:
+    """A 1x1 convolution deep and small enough that the kernel takes it (DEEP_1X1_CHANNELS)."""
+    return 0 < DEEP_1X1_CHANNELS <= sizes.c and sizes.n * sizes.oh * sizes.ow <= DEEP_1X1_PIXELS
 
 
 def shared_bytes(tiles: ConvTiles, element_bytes: int = 2) -> int:
