@@ -71,6 +71,23 @@ CHANNELS_LAST = [
 ]
 
 
+def _tf32(t):
+    """f32 values rounded to TF32 (to nearest, ties away from zero): cvt.rna.tf32.f32."""
+    return ((t.view(torch.int32) + 0x1000) & ~0x1FFF).view(torch.float32)
+
+
+def _rounded_ones() -> list[float]:
+    """The kernel's f32 (TF32) 1x1 convolution of 16 channels of 1 + 3 * 2^-12 by ones: each
+    image value lies past the middle of two TF32 values, so rounded it is 1 + 2^-10 and the sum
+    16.015625; truncated (the tensor cores' own reading) it would be 1 and 16.0."""
+    _, conv = kernel._kernel()
+    sizes, tiles = _sizes(16, 16, 4, k=1, dtype="f32"), ConvTiles(16, 16, 16, 4, 2)
+    x = torch.full((1, 16, 4, 4), 1 + 3 * 2.0 ** -12)
+    y = torch.zeros(1, 1, 16, 4, 4)
+    conv[grid(sizes, tiles)](x, torch.ones(16, 16, 1, 1), y, **kernel_constants(sizes, tiles))
+    return sorted(set(y.flatten().tolist()))
+
+
 def _errors(cases, channels_last: bool = False) -> list[float]:
     """Each case's largest difference from torch's convolution, relative to its largest output."""
     import torch
@@ -90,6 +107,8 @@ def _errors(cases, channels_last: bool = False) -> list[float]:
                                      **kernel_constants(sizes, tiles, channels_last=True))
         else:
             conv[grid(sizes, tiles)](x, w, y, **kernel_constants(sizes, tiles))
+        if sizes.dtype == "f32":  # TF32 products: each operand rounded to TF32 first, as cuDNN's
+            x, w = _tf32(x), _tf32(w)
         expected = nn.functional.conv2d(x.float(), w.float(), stride=sizes.stride, padding=sizes.padding, dilation=sizes.dilation)
         errors.append((y.float().sum(0) - expected).abs().max().item() / expected.abs().max().item())
     return errors
@@ -109,6 +128,14 @@ def test_the_kernel_computes_what_torch_does(channels_last):
     assert all(e <= (1e-2 if narrow else 1e-4) for e, narrow in zip(errors, narrow_out)), errors
 
 
+def test_f32_operands_are_rounded_to_tf32_not_truncated():
+    code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import test_triton_conv as t; "
+            f"print(json.dumps(t._rounded_ones()))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [16.015625]
+
+
 @pytest.mark.parametrize("arch,dtype", [(80, "f16"), (90, "f16"), (90, "bf16"), (80, "f32")])
 def test_the_ptx_takes_the_dispatchs_three_bindings_and_nothing_else(arch, dtype, tmp_path, monkeypatch):
     monkeypatch.setenv("SCHEDC_CACHE_DIR", str(tmp_path))
@@ -118,6 +145,7 @@ def test_the_ptx_takes_the_dispatchs_three_bindings_and_nothing_else(arch, dtype
     assert entry.group(1) == compiled.name and entry.group(2).count(".param") == 3
     assert f".target sm_{arch}" in compiled.ptx and ("wgmma" in compiled.ptx) == (arch == 90)
     assert (".tf32" in compiled.ptx) == (dtype == "f32")  # TF32 tensor-core products for f32
+    assert (re.search(r"and\.b32\s+%r\d+, %r\d+, -8192;", compiled.ptx) is not None) == (dtype == "f32")  # rounded to TF32 first
     assert compiled.threads == 128 and grid(sizes, tiles) == (4, 1, 1) and 0 < compiled.shared_bytes <= 48 * 1024
     assert kernel.compile_conv(kernel_constants(sizes, tiles), dtype, "f32", tiles.warps, tiles.stages, arch) == compiled  # cached
 

@@ -58,8 +58,19 @@ def _triton():
 
 
 def _kernel():
+    global _tf32  # the kernel calls it by a global name, which Triton's interpreter resolves too
     triton = _triton()
     import triton.language as tl
+
+    @triton.jit
+    def _tf32(x):
+        # An f32 operand rounded to TF32 (to nearest, ties away: cvt.rna.tf32.f32, as cuDNN and
+        # cuBLAS round): the tensor cores read only its top 19 bits, so unrounded products were
+        # truncated, and a whole f32 ResNet's error from f64 was 7-20x eager's TF32 error (H100).
+        if x.dtype == tl.float32:
+            bits = x.to(tl.uint32, bitcast=True)
+            x = (((bits + 0x1000) >> 13) << 13).to(tl.float32, bitcast=True)
+        return x
 
     @triton.jit
     def conv2d_nchw(x_ptr, w_ptr, y_ptr,
@@ -110,7 +121,7 @@ def _kernel():
                     c_ok = (c0 + tl.arange(0, BK) < CP) & (channel < C)
                     a = tl.load(a_at, mask=inside[:, None] & c_ok[None, :], other=0.0)
                     b = tl.load(b_at, mask=c_ok[:, None] & n_ok[None, :], other=0.0)
-                acc = tl.dot(a, b, acc, input_precision="tf32")
+                acc = tl.dot(_tf32(a), _tf32(b), acc, input_precision="tf32")
         else:  # NCHW and FCHW, as torch lays them out
             for r in tl.static_range(R):
                 for s in tl.static_range(S):
@@ -124,7 +135,7 @@ def _kernel():
                         a = tl.load(x_ptr + channel[None, :] * (H * W) + base[:, None], mask=inside[:, None] & c_ok[None, :], other=0.0)
                         b = tl.load(w_ptr + offs_n[None, :] * (C * R * S) + channel[:, None] * (R * S) + (r * S + s),
                                     mask=c_ok[:, None] & n_ok[None, :], other=0.0)
-                        acc = tl.dot(a, b, acc, input_precision="tf32")  # f32 images (tf32=true): TF32 products, as cuDNN by default
+                        acc = tl.dot(_tf32(a), _tf32(b), acc, input_precision="tf32")  # f32 images (tf32=true): TF32 products, as cuDNN by default
         out = part * (N * F * OH * OW) + image[:, None] * (F * OH * OW) + offs_n[None, :] * (OH * OW) + pixel[:, None]
         tl.store(y_ptr + out, acc.to(y_ptr.dtype.element_ty), mask=m_ok[:, None] & n_ok[None, :])
 
