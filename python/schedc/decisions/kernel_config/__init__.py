@@ -895,16 +895,17 @@ def _simt_rows_candidates(sig: KernelSignature, form: KernelSignature, limit: in
                 for th_m in (1, 2, 4):
                     for th_n in (1, 2, 4):
                         for k_tile in k_steps(form.loops[k]):
-                            config = _igemm_simt_config(form, batch, (m, n, k), (wg_m, wg_n, k_tile), (th_m, th_n), row, rows, igemm)
-                            if config is not None and shared_bytes(sig, config) > MAX_SHARED_BYTES:
-                                config = None  # a strided read's tiles span more than its form's
+                            config = _igemm_simt_config(form, batch, (m, n, k), (wg_m, wg_n, k_tile), (th_m, th_n), row, rows, igemm, sig)
                             if config is not None:
                                 found[config] = _score(form, config)
     ranked = sorted(found, key=lambda c: (found[c], c.label()))
     return _spread(ranked, limit)
 
 
-def _igemm_simt_config(form, batch, loops, tiles, threads, row, rows, igemm=True) -> KernelConfig | None:
+def _igemm_simt_config(form, batch, loops, tiles, threads, row, rows, igemm=True, reads=None) -> KernelConfig | None:
+    """One SIMT config of `form`'s M x N tiles; None where it does not fit. Its shared memory is
+    counted on `reads`, the kernel as IREE tiles it (a strided read's tiles span more than its
+    form's), or on `form`."""
     m, n, k = loops
     wg_m, wg_n, k_tile = tiles
     th_m, th_n = threads
@@ -921,7 +922,7 @@ def _igemm_simt_config(form, batch, loops, tiles, threads, row, rows, igemm=True
         config = KernelConfig(tuple(workgroup), tuple(reduction), tuple(thread), (0, 1), igemm=igemm)
     except ValueError:
         return None
-    if config.workgroup_size % SUBGROUP or shared_bytes(form, config) > MAX_SHARED_BYTES:
+    if config.workgroup_size % SUBGROUP or shared_bytes(reads or form, config) > MAX_SHARED_BYTES:
         return None
     return config
 
