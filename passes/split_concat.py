@@ -39,6 +39,7 @@ from schedc.decisions.split_concat import (
 )
 from schedc.ir.cpu_ops import op_shape, shaped_ops
 from schedc.ir.iree import defining_op_name, function_name, function_ops, ops_named, tensor_bytes
+from schedc.ir.rewrite import extract_slice
 
 from schedc.options import Phase
 from schedc.passes.base import PassInfo
@@ -141,7 +142,7 @@ def _rewrite(generic: ir.Operation, match) -> None:
     previous = operands[-1]
     with ir.InsertionPoint(generic), generic.location:
         for (offset, size), source in zip(spans, sources):
-            slices = {index: _extract_slice(operands[index], dim, offset, size) for index, dim in slice_at.items()}
+            slices = {index: extract_slice(operands[index], dim, offset, size) for index, dim in slice_at.items()}
             part = generic.clone(ip=ir.InsertionPoint(generic))
             part.operands[position] = source
             for index, value in slices.items():
@@ -301,23 +302,6 @@ def _uses_dim(expression, loop: int) -> bool:
 
 def _single_use(value: ir.Value) -> bool:
     return len(list(value.uses)) == 1
-
-
-def _extract_slice(value: ir.Value, dim: int, offset: int, size: int) -> ir.Value:
-    shape = list(ir.RankedTensorType(value.type).shape)
-    offsets, sizes = [0] * len(shape), list(shape)
-    offsets[dim], sizes[dim] = offset, size
-    result = ir.RankedTensorType.get(sizes, ir.RankedTensorType(value.type).element_type)
-    op = ir.Operation.create(
-        "tensor.extract_slice", results=[result], operands=[value],
-        attributes={
-            "static_offsets": ir.DenseI64ArrayAttr.get(offsets),
-            "static_sizes": ir.DenseI64ArrayAttr.get(sizes),
-            "static_strides": ir.DenseI64ArrayAttr.get([1] * len(shape)),
-            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0, 0]),
-        },
-    )
-    return op.results[0]
 
 
 PASS = PassInfo(

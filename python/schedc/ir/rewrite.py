@@ -63,3 +63,33 @@ def inline_values(function, arguments: list[ir.Value], before: ir.Operation | No
             remap_captures(clone)
             mapped += list(zip(inner.results, clone.results))
     return [lookup(value) for value in body[-1].operands]
+
+
+def _slice_attributes(shape: list[int], dim: int, offset: int, size: int, segments: list[int]) -> dict:
+    """A static slice's attributes: the whole `shape` but `size` elements from `offset` along `dim`."""
+    offsets, sizes = [0] * len(shape), list(shape)
+    offsets[dim], sizes[dim] = offset, size
+    return {"static_offsets": ir.DenseI64ArrayAttr.get(offsets), "static_sizes": ir.DenseI64ArrayAttr.get(sizes),
+            "static_strides": ir.DenseI64ArrayAttr.get([1] * len(shape)), "operandSegmentSizes": ir.DenseI32ArrayAttr.get(segments)}
+
+
+def extract_slice(value: ir.Value, dim: int, offset: int, size: int) -> ir.Value:
+    """`tensor.extract_slice` of `size` elements of `value` from `offset` along `dim` (all of
+    every other dimension), at the current insertion point."""
+    whole = ir.RankedTensorType(value.type)
+    shape = list(whole.shape)
+    sizes = list(shape)
+    sizes[dim] = size
+    result = ir.RankedTensorType.get(sizes, whole.element_type)
+    return ir.Operation.create("tensor.extract_slice", results=[result], operands=[value],
+                               attributes=_slice_attributes(shape, dim, offset, size, [1, 0, 0, 0])).results[0]
+
+
+def insert_slice(piece: ir.Value, into: ir.Value, dim: int, offset: int) -> ir.Value:
+    """`tensor.insert_slice` of `piece` into `into` from `offset` along `dim`, at the current
+    insertion point."""
+    shape = list(ir.RankedTensorType(into.type).shape)
+    size = ir.RankedTensorType(piece.type).shape[dim]
+    return ir.Operation.create("tensor.insert_slice", results=[into.type], operands=[piece, into],
+                               attributes=_slice_attributes(shape, dim, offset, size, [1, 1, 0, 0, 0])).results[0]
+
