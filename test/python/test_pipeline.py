@@ -76,6 +76,7 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
         "split-k": "input",
         "triton-conv": "input",
         "split-concat": "input",
+        "shared-concat": "input",
         "padded-producers": "preprocessing",
         "mma-operands": "flow",
         "kernel-config": "flow",
@@ -91,5 +92,5 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
     with pytest.raises(PipelineError) as info:
         parse_pipeline("nope", REGISTRY)
     assert str(info.value) == (
-        "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, mma-operands, overlap-fills, padded-producers, print-kernel-graph, reduction-config, remat, split-concat, split-k, static-replay, stream-schedule, stream-waves, triton-conv"
+        "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, mma-operands, overlap-fills, padded-producers, print-kernel-graph, reduction-config, remat, shared-concat, split-concat, split-k, static-replay, stream-schedule, stream-waves, triton-conv"
     )

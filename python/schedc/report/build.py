@@ -119,6 +119,10 @@ def summary_lines(report: dict) -> list[str]:
         split = entry.get("split-concat")
         if split:
             parts.append(f"split-concat: {split['reductions_split']} reductions read their concatenation's pieces{_declined_note(split)};")
+        shared = entry.get("shared-concat")
+        if shared:
+            parts.append(f"shared-concat: {shared['concatenations']} concatenations in {len(shared['chains'])} shared buffers "
+                         f"({shared['copied_bytes_saved']:,} B of copies gone);")
         order = entry.get("memory-order")
         if order:
             optimum = order["optimum_bytes"]

@@ -125,6 +125,11 @@ def summary_rows(entry: dict) -> list[tuple[str, str, object]]:
         for i, declined in enumerate(split.get("declined", [])):
             times = f"; the module's estimate {declined['kept_us']:,} us kept, {declined['split_us']:,} us split" if declined.get("kept_us") is not None else ""
             rows.append((f"split_concat.declined.{i}", f"split declined: {declined['op']} in {declined['pieces']} pieces", f"{declined['reason']}{times}"))
+    shared = entry.get("shared-concat")
+    if shared:
+        rows.append(("shared_concat.concatenations", "concatenations sharing one buffer per chain (shared-concat)",
+                     f"{shared['concatenations']} in {len(shared['chains'])} chains"))
+        rows.append(("shared_concat.copied_bytes_saved", "copies into concatenations gone" + BYTES, shared["copied_bytes_saved"]))
     order = entry.get("memory-order")
     if order:
         rows += [
