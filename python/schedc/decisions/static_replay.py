@@ -9,9 +9,8 @@ rewrite and the report agree.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-
-from schedc.runtime.abi import GENERATION_FUNCTION  # a generation module's functions, as the HAL phase names them
 
 
 @dataclass(frozen=True)
@@ -98,6 +97,9 @@ class ReplayPlan:
         return f"__{self.function}_replay_last_source_{number}"
 
 
+# A generation module's functions (schedc.runtime.abi.generation_functions), as the HAL phase
+# names them (the synchronous export, or its `$async` twin).
+GENERATION_FUNCTION = re.compile(r"(prefill_\d+|decode)(_x\d+)?(\$async)?")
 # The most bytes of an input or a result kept in host memory: a generation step's token ids and
 # positions (8 bytes a sequence), not its attention mask over the cache, its logits or a model's
 # activations.

@@ -17,8 +17,6 @@ the runtime that loads it: one vocabulary, written by the compiler and read here
                                  (torch.signature writes it, runtime.signature reads it)
 """
 
-import re
-
 EXECUTION = "schedc.execution"
 STATIC_RESULTS = "schedc.static_results"
 STATIC_RESULT_SLOTS = "schedc.static_result_slots"
@@ -32,10 +30,6 @@ BATCHED_OUTPUTS = "schedc.batched_outputs"
 PARAMETERS = "schedc.parameters"
 GENERATION = "schedc.generation"
 SIGNATURE = "schedc.signature"
-
-
-# Any name generation_functions gives, and its `$async` twin in IREE's HAL phase.
-GENERATION_FUNCTION = re.compile(r"(prefill_\d+|decode)(_x\d+)?(\$async)?")
 
 
 def generation_functions(bucket: int, batch: int) -> tuple[str, str]:
