@@ -21,13 +21,14 @@ from schedc.passes.remat import PASS as REMAT
 from schedc.passes.split_concat import PASS as SPLIT_CONCAT
 from schedc.passes.shared_concat import PASS as SHARED_CONCAT
 from schedc.passes.split_k import PASS as SPLIT_K
+from schedc.passes.strided_slices import PASS as STRIDED_SLICES
 from schedc.passes.static_replay import PASS as STATIC_REPLAY
 from schedc.passes.triton_conv import PASS as TRITON_CONV
 from schedc.passes.stream_schedule import PASS as STREAM_SCHEDULE
 from schedc.passes.stream_waves import PASS as STREAM_WAVES
 
 REGISTRY: dict[str, PassInfo] = {
-    p.name: p for p in (PRINT_KERNEL_GRAPH, CPU_CONFIG, TRITON_CONV, SPLIT_K, SPLIT_CONCAT, SHARED_CONCAT, PADDED_PRODUCERS, MMA_OPERANDS, KERNEL_CONFIG, REDUCTION_CONFIG, MEMORY_ORDER, REMAT, STREAM_SCHEDULE, STREAM_WAVES, ARENA_PLAN, OVERLAP_FILLS, STATIC_REPLAY)
+    p.name: p for p in (PRINT_KERNEL_GRAPH, CPU_CONFIG, TRITON_CONV, SPLIT_K, SPLIT_CONCAT, SHARED_CONCAT, STRIDED_SLICES, PADDED_PRODUCERS, MMA_OPERANDS, KERNEL_CONFIG, REDUCTION_CONFIG, MEMORY_ORDER, REMAT, STREAM_SCHEDULE, STREAM_WAVES, ARENA_PLAN, OVERLAP_FILLS, STATIC_REPLAY)
 }
 
 # What `schedc` runs when the user names no pipeline. Each pass runs in its phase: memory-order

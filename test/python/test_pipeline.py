@@ -77,6 +77,7 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
         "triton-conv": "input",
         "split-concat": "input",
         "shared-concat": "input",
+        "strided-slices": "preprocessing",
         "padded-producers": "preprocessing",
         "mma-operands": "flow",
         "kernel-config": "flow",
@@ -92,5 +93,5 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
     with pytest.raises(PipelineError) as info:
         parse_pipeline("nope", REGISTRY)
     assert str(info.value) == (
-        "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, mma-operands, overlap-fills, padded-producers, print-kernel-graph, reduction-config, remat, shared-concat, split-concat, split-k, static-replay, stream-schedule, stream-waves, triton-conv"
+        "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, mma-operands, overlap-fills, padded-producers, print-kernel-graph, reduction-config, remat, shared-concat, split-concat, split-k, static-replay, stream-schedule, stream-waves, strided-slices, triton-conv"
     )

@@ -69,7 +69,7 @@ class KernelCost:
         return peaks.launch_s + max(self.flops / rate, self.bytes / peaks.bandwidth)
 
 
-def _loop_ranges(op: ir.Operation) -> list[int] | None:
+def loop_ranges(op: ir.Operation) -> list[int] | None:
     """A linalg op's static loop ranges, from its indexing maps and operand shapes."""
     if "indexing_maps" not in op.attributes:
         return None
@@ -108,7 +108,7 @@ def body_flops(func: ir.Operation) -> tuple[float, str] | None:
         nonlocal total, dtype, biggest
         op = op.operation
         if op.name.startswith("linalg."):
-            ranges = _loop_ranges(op)
+            ranges = loop_ranges(op)
             if ranges is None and op.results and isinstance(op.results[0].type, ir.ShapedType) and op.results[0].type.has_static_shape:
                 ranges = list(op.results[0].type.shape)  # fills and named ops without maps
             if ranges:

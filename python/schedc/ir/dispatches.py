@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from iree.compiler import ir, passmanager
 
+from schedc.ir.costs import loop_ranges
 from schedc.ir.iree import defining_op_name
 from schedc.decisions.kernel_config import TILED_KINDS, KernelConfig, KernelSignature, map_terms
 
@@ -133,20 +134,9 @@ def _inputs(generic: ir.Operation) -> list[ir.Value]:
 
 
 def _loop_ranges(generic: ir.Operation) -> list[int] | None:
-    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(generic.attributes["indexing_maps"])]
-    ranges: dict[int, int] = {}
-    for operand, amap in zip(generic.operands, maps):
-        if not isinstance(operand.type, ir.ShapedType):
-            continue
-        if not operand.type.has_static_shape:
-            return None
-        for expr, size in zip(amap.results, operand.type.shape):
-            if isinstance(expr, ir.AffineDimExpr):
-                ranges.setdefault(expr.position, size)
-    count = maps[0].n_dims if maps else 0
-    if len(ranges) < count:
+    if any(isinstance(o.type, ir.ShapedType) and not o.type.has_static_shape for o in generic.operands):
         return None
-    return [ranges[d] for d in range(count)]
+    return loop_ranges(generic)
 
 
 def _generalized(func: ir.Operation) -> ir.Operation:

@@ -93,3 +93,13 @@ def insert_slice(piece: ir.Value, into: ir.Value, dim: int, offset: int) -> ir.V
     return ir.Operation.create("tensor.insert_slice", results=[into.type], operands=[piece, into],
                                attributes=_slice_attributes(shape, dim, offset, size, [1, 1, 0, 0, 0])).results[0]
 
+
+
+def strided_slice(value: ir.Value, sizes: list[int], strides: list[int]) -> ir.Value:
+    """`tensor.extract_slice` of `value` from its origin, `sizes` elements every `strides` along
+    each dimension, at the current insertion point."""
+    whole = ir.RankedTensorType(value.type)
+    result = ir.RankedTensorType.get(list(sizes), whole.element_type)
+    attributes = {"static_offsets": ir.DenseI64ArrayAttr.get([0] * len(sizes)), "static_sizes": ir.DenseI64ArrayAttr.get(list(sizes)),
+                  "static_strides": ir.DenseI64ArrayAttr.get(list(strides)), "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0, 0])}
+    return ir.Operation.create("tensor.extract_slice", results=[result], operands=[value], attributes=attributes).results[0]

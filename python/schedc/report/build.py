@@ -138,6 +138,10 @@ def summary_lines(report: dict) -> list[str]:
         conv = entry.get("triton-conv")
         if conv:
             parts.append(triton_conv_line(conv) + ";")
+        strided = entry.get("strided-slices")
+        if strided:
+            n = strided["strided_reads_sliced"]
+            parts.append(f"strided-slices: {n} strided read{'s' if n != 1 else ''} of a contraction through a strided slice;")
         plan = entry.get("stream-schedule")
         if plan:
             wide = [w for w in plan["waves"] if w > 1]
