@@ -27,6 +27,8 @@ class PassContext:
     execution: Execution | None = None
     # A kernel database chosen by the user (--kernel-db), for kernel-config.
     kernel_database: str = ""
+    # f32 convolutions in TF32 (schedc --tf32): triton-conv takes them, whatever its own options say.
+    tf32: bool = False
     # Check every decision a pass makes (schedc --verify-plan), whatever its own options say.
     verify: bool = False
     # Warnings about the user's IR that do not stop the compile: (location, message).
@@ -47,7 +49,7 @@ class PassContext:
         target = options.resolved_target
         return PassContext(
             target=options.target, arch=target.arch, execution=options.execution,
-            kernel_database=options.kernel_db or "", verify=options.verify_plan, **fields,
+            kernel_database=options.kernel_db or "", verify=options.verify_plan, tf32=options.tf32, **fields,
         )
 
     def warn(self, location, message: str) -> None:

@@ -29,8 +29,9 @@ class Options:
     # rule's choice against: bench/generalization.py and bench/layers.py --triton).
     every: bool = False
     # f32 convolutions too, their products in TF32 (10 mantissa bits where f32 has 23; f32 sums),
-    # as torch's cuDNN convolutions are by default (torch.backends.cudnn.allow_tf32). Off: f32
-    # convolutions keep IREE's f32 kernels.
+    # as torch's cuDNN convolutions are by default (torch.backends.cudnn.allow_tf32); every one,
+    # whatever the rule says of f16 ones (`takes_every_f32`). Off: f32 convolutions keep IREE's
+    # f32 kernels, unless the compile says --tf32.
     tf32: bool = False
     # How the kernel reads the image and the filter: nhwc (the image channels last, transposed
     # where it is made, and the filter as RSCF: a step's channels are one vector load) or nchw
@@ -73,7 +74,7 @@ def triton_conv(module, pass_, options: Options, context) -> None:
         replaced, left, declined = [], [], []
         for op in ops_named(function, "linalg.conv_2d_nchw_fchw"):
             try:
-                decided = rewrite(op, arch, executables, options.every, options.tf32, channels_last)
+                decided = rewrite(op, arch, executables, options.every, options.tf32 or context.tf32, channels_last)
             except TritonMissing as e:  # said once, at the first convolution the kernel would take
                 records["unavailable"] = str(e)
                 context.warn(op.location, f"triton-conv: {e}; every convolution stays on IREE's kernels")

@@ -142,6 +142,10 @@ class CompileOptions:
     tuning: bool = option(True, "keep IREE's own code-generation choices: no kernel-config (cuda, rocm), no cpu-config (llvm-cpu)", flag="--no-tuning", backend=True)
     kernel_db: str | None = option(None, "cuda/rocm: kernel configs from this database instead of the built-in one",
                                    flag="--kernel-db", backend=True, context="kernel_database", cli={"metavar": "DB.json"})
+    # f32 convolutions in schedc's Triton kernel (triton-conv), their products in TF32, as torch's
+    # cuDNN convolutions are by default (torch.backends.cudnn.allow_tf32).
+    tf32: bool = option(False, "cuda: f32 convolutions with TF32 products (operands rounded to nearest, f32 sums), "
+                        "as torch's cuDNN convolutions by default", flag="--tf32", backend=True, context="tf32")
     iree_flags: tuple[str, ...] = option((), "an extra flag for iree-compile (repeatable)", flag="--iree-flag", backend=True,
                                          cli={"action": "append", "metavar": "FLAG"})
 
@@ -179,6 +183,10 @@ class CompileOptions:
         for chip, target in _CHIPS.items():
             if getattr(self, chip) is not None and self.target != target:
                 raise CompileError(f"--{chip.replace('_', '-')} applies to --target={target}, not --target={self.target}")
+        if self.tf32 and self.target != "cuda":
+            raise CompileError(f"--tf32 applies to --target=cuda, not --target={self.target}")
+        if self.tf32 and not (self.tuning and self.schedc_passes):
+            raise CompileError("--tf32 takes f32 convolutions into schedc's kernel: drop --no-tuning and --no-schedc-passes")
         if not self.schedc_passes and self.passes is not None:
             raise CompileError("--no-schedc-passes runs no schedc pass: drop --passes, or drop --no-schedc-passes")
 

@@ -314,6 +314,16 @@ def test_execution_defaults_to_replay_on_cuda_only():
         BackendOptions(execution="fast").check("cuda")
 
 
+def test_tf32_follows_torch_s_own_convolutions_on_cuda_only(monkeypatch):
+    options = BackendOptions()
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", True)  # torch's default
+    assert options.compile_options("cuda")["tf32"] is True and options.compile_options("llvm-cpu")["tf32"] is False
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
+    assert options.compile_options("cuda")["tf32"] is False  # and the cache key changes with it
+    assert BackendOptions(tf32=True).compile_options("cuda")["tf32"] is True
+    assert BackendOptions(tf32=False).tf32_for("cuda") is False
+
+
 def test_replayed_graph_results_are_the_callers_own():
     """With replay (static output buffers), a result kept past the next call stays correct."""
     model = small_net()

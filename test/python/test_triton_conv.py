@@ -286,6 +286,20 @@ class Stem(nn.Module):
         return self.window(torch.relu(self.wide(torch.relu(self.stem(x)))))
 
 
+def test_tf32_takes_every_f32_convolution_stems_and_1x1s_too():
+    torch.manual_seed(0)
+    mlir = schedc.import_torch(Stem().eval(), torch.randn(1, 3, 16, 16))
+    result = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow", tf32=True))
+    flow = result.output.decode() if isinstance(result.output, bytes) else result.output
+    assert len(re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d_nchw", flow)) == 3
+    (function,) = [v for k, v in result.records["triton-conv"].items() if k != "unavailable"]
+    assert function["left_to_iree"] == []
+    with pytest.raises(schedc.CompileError, match="--tf32 applies to --target=cuda"):
+        CompileOptions(target="llvm-cpu", tf32=True)
+    with pytest.raises(schedc.CompileError, match="drop --no-tuning"):
+        CompileOptions(target="cuda", tf32=True, tuning=False)
+
+
 def test_the_rule_leaves_1x1_convolutions_and_stems_to_iree_and_the_report_says_why():
     torch.manual_seed(0)
     mlir = schedc.import_torch(Stem().eval().half(), torch.randn(1, 3, 16, 16, dtype=torch.float16))
@@ -306,14 +320,14 @@ def test_the_rule_leaves_1x1_convolutions_and_stems_to_iree_and_the_report_says_
     assert len(re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d_nchw", flow)) == 3
 
 
-def test_deep_1x1_convolutions_over_few_pixels_take_the_kernel_only_when_the_rule_says_so(monkeypatch):
+def test_deep_1x1_convolutions_over_few_pixels_take_the_kernel(monkeypatch):
     from schedc.decisions import triton_conv as rule
 
     deep, shallow, wide = _sizes(1024, 256, 14, k=1), _sizes(256, 1024, 14, k=1), _sizes(1024, 256, 28, k=1)
-    assert all(rule.left_to_iree(s).startswith("a 1x1") for s in (deep, shallow, wide))  # off by default
-    monkeypatch.setattr(rule, "DEEP_1X1_CHANNELS", 480)
     assert rule.left_to_iree(deep) is None  # 1,024 channels over 196 pixels
     assert rule.left_to_iree(shallow).startswith("a 1x1") and rule.left_to_iree(wide).startswith("a 1x1")
+    monkeypatch.setattr(rule, "DEEP_1X1_CHANNELS", 0)  # off
+    assert all(rule.left_to_iree(s).startswith("a 1x1") for s in (deep, shallow, wide))
     assert rule.left_to_iree(_sizes(8, 16, 14)).startswith("under 16")  # stems as before
 
 

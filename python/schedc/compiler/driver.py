@@ -82,6 +82,7 @@ def compile(
     tuning: bool = True,
     kernel_db: str | None = None,
     batch_buckets=(),
+    tf32: bool = False,
     timing: bool = False,
     pass_output=None,
     progress=None,
@@ -103,7 +104,7 @@ def compile(
     keywords = dict(
         passes=passes, schedc_passes=schedc_passes, emit=emit, dump_phases=dump_phases, iree_flags=iree_flags,
         report=report, summary=summary, timing=timing, verify_plan=verify_plan, execution=execution, tuning=tuning,
-        kernel_db=kernel_db, batch_buckets=batch_buckets,
+        kernel_db=kernel_db, batch_buckets=batch_buckets, tf32=tf32,
     )
     if isinstance(target, Target):
         options = CompileOptions.for_target(target, **keywords)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from iree.compiler import ir
 
-from schedc.decisions.triton_conv import SHARED_BYTES, ConvSizes, conv_tiles, grid, kernel_constants, left_to_iree
+from schedc.decisions.triton_conv import SHARED_BYTES, ConvSizes, conv_tiles, grid, kernel_constants, left_to_iree, takes_every_f32
 from schedc.ir.cpu_ops import absorbed_pad, attribute_pair, top_module, zero_fill
 from schedc.ir.rewrite import inline_in_place, tensor_type
 from schedc.kernels.triton_conv import CompiledConv, compile_conv, ptx_path
@@ -147,12 +147,13 @@ def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: boo
     """Replaces the convolution `op` by a dispatch of the kernel compiled for sm_`arch`; the
     kernel's executable joins the module once per distinct kernel (`executables`: digest ->
     symbol). Returns what was decided (`left_to_iree` where the rule leaves `op` to IREE, unless
-    `every`), or None where `op` does not qualify; f32 convolutions qualify where `tf32`."""
+    `every`), or None where `op` does not qualify; f32 convolutions qualify where `tf32`, and the
+    kernel takes every one (`takes_every_f32`)."""
     found = conv_sizes(op, f32=tf32)
     if found is None:
         return None
     sizes, image, pad, cast = found
-    reason = None if every else left_to_iree(sizes)
+    reason = None if every or takes_every_f32(sizes) else left_to_iree(sizes)
     if reason is not None:
         return {"op": sizes.key, "left_to_iree": reason}
     tiles = conv_tiles(sizes)

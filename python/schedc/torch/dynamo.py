@@ -64,7 +64,7 @@ class FallbackWarning(UserWarning):
 
 
 # The backend's own options, beside the compile options it passes on (the CompileOptions fields
-# marked `backend`); `target` and `execution` are compile options whose default differs here.
+# marked `backend`); `target`, `execution` and `tf32` are compile options whose default differs here.
 BACKEND_OWN_OPTIONS = {
     "target": None,  # llvm-cpu, cuda, rocm, vulkan; None: the example inputs' device
     "device": None,  # the IREE runtime device; None: the target's (local-task, cuda, ...)
@@ -73,6 +73,7 @@ BACKEND_OWN_OPTIONS = {
     "execution": None,  # "graphs" (replay) or "streams"; None: graphs on cuda, else streams
     "static_outputs": False,  # return the replayed module's static buffers uncopied (see above)
     "freeze_weights": True,  # weights as the module's constants; False: passed at each call (see above)
+    "tf32": None,  # f32 convolutions in TF32 on cuda; None: as torch's own (torch.backends.cudnn.allow_tf32)
 }
 
 
@@ -117,8 +118,19 @@ class _BackendOptionsBase:
 
     def compile_options(self, target: str) -> dict:
         """`schedc.compile`'s keywords for `target` (the cache key's share of the options)."""
-        passed_on = {f.name: getattr(self, f.name) for f in backend_fields() if f.name not in ("target", "execution")}
-        return {**passed_on, "execution": self.execution_for(target)}
+        passed_on = {f.name: getattr(self, f.name) for f in backend_fields() if f.name not in ("target", "execution", "tf32")}
+        return {**passed_on, "execution": self.execution_for(target), "tf32": self.tf32_for(target)}
+
+    def tf32_for(self, target: str) -> bool:
+        """On cuda, f32 convolutions in TF32 where torch would run them so (its cuDNN
+        convolutions' default), unless told otherwise; never elsewhere."""
+        if target != "cuda":
+            return False
+        if self.tf32 is None:
+            import torch
+
+            return bool(torch.backends.cudnn.allow_tf32)
+        return bool(self.tf32)
 
     def execution_for(self, target: str) -> str:
         """Replay on CUDA unless told otherwise; IREE's stream execution elsewhere."""
