@@ -322,6 +322,8 @@ def test_tf32_follows_torch_s_own_convolutions_on_cuda_only(monkeypatch):
     assert options.compile_options("cuda")["tf32"] is False  # and the cache key changes with it
     assert BackendOptions(tf32=True).compile_options("cuda")["tf32"] is True
     assert BackendOptions(tf32=False).tf32_for("cuda") is False
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", True)
+    assert BackendOptions(tuning=False).tf32_for("cuda") is False  # IREE's own kernels: no Triton kernel to take them
 
 
 def test_replayed_graph_results_are_the_callers_own():

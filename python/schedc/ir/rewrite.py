@@ -94,7 +94,6 @@ def insert_slice(piece: ir.Value, into: ir.Value, dim: int, offset: int) -> ir.V
                                attributes=_slice_attributes(shape, dim, offset, size, [1, 1, 0, 0, 0])).results[0]
 
 
-
 def strided_slice(value: ir.Value, sizes: list[int], strides: list[int]) -> ir.Value:
     """`tensor.extract_slice` of `value` from its origin, `sizes` elements every `strides` along
     each dimension, at the current insertion point."""

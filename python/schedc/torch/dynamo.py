@@ -123,13 +123,14 @@ class _BackendOptionsBase:
 
     def tf32_for(self, target: str) -> bool:
         """On cuda, f32 convolutions in TF32 where torch would run them so (its cuDNN
-        convolutions' default), unless told otherwise; never elsewhere."""
+        convolutions' default) and schedc's kernels run (not with tuning=False), unless told
+        otherwise; never elsewhere."""
         if target != "cuda":
             return False
         if self.tf32 is None:
             import torch
 
-            return bool(torch.backends.cudnn.allow_tf32)
+            return bool(torch.backends.cudnn.allow_tf32) and self.tuning is not False
         return bool(self.tf32)
 
     def execution_for(self, target: str) -> str:
