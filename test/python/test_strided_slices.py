@@ -82,17 +82,24 @@ class _Bottleneck(torch.nn.Module):
         return torch.relu(self.c(torch.relu(self.b(torch.relu(self.a(y))))) + self.shortcut(y))
 
 
-def test_a_cuda_compile_reads_the_shortcut_s_image_through_a_strided_load():
+def test_a_cuda_compile_reads_the_shortcut_s_image_through_a_strided_load_and_gives_it_tensor_cores():
     import schedc
     from schedc.compiler.driver import compile_with_options
     from schedc.options import CompileOptions
 
     torch.manual_seed(0)
     mlir = schedc.import_torch(_Bottleneck().eval().half(), torch.randn(1, 3, 16, 16).half())
-    without = schedc.compile(mlir, target="cuda", emit="flow", passes="strided-slices{enabled=false},memory-order,arena-plan")
-    assert "d1 * 2, d2 * 2)" in without  # IREE's strided map
+    without = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow", passes="strided-slices{enabled=false},memory-order,arena-plan"))
+    assert "d1 * 2, d2 * 2)" in without.output  # IREE's strided map
+    assert "MMA" not in _shortcut_config(without)  # SIMT tiles: no tensor-core config takes a strided map
     result = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow"))
     flow = result.output
     assert "d1 * 2, d2 * 2)" not in flow
     assert re.search(r"sizes = \[16, 8, 8\], strides = \[1, 2, 2\]", flow)
     assert result.records["strided-slices"] == {"forward$async": {"strided_reads_sliced": 1}}
+    assert "NV_MMA_SYNC" in _shortcut_config(result)  # tensor cores
+
+
+def _shortcut_config(result) -> str:
+    (config,) = [k["config"] for k in result.records["kernel-config"]["module"]["kernels"] if k["signature"] == "matmul_like 32x8x8x16 f16"]
+    return config
