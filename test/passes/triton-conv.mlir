@@ -13,16 +13,16 @@
 //   CHECK-NOT:   tensor.pad
 //       CHECK:   %[[X:.+]] = linalg.transpose ins(%arg0 : tensor<1x64x14x14xf16>) outs(%{{.+}} : tensor<1x14x14x64xf16>) permutation = [0, 2, 3, 1]
 //       CHECK:   %[[W:.+]] = linalg.transpose ins(%arg1 : tensor<64x64x3x3xf16>) outs(%{{.+}} : tensor<3x3x64x64xf16>) permutation = [2, 3, 1, 0]
-//       CHECK:   %[[Y:.+]] = flow.dispatch @[[EXE:schedc_conv_[0-9a-f]+]]::@conv2d_nchw(%[[X]], %[[W]]) : (tensor<1x14x14x64xf16>, tensor<3x3x64x64xf16>) -> tensor<1x64x14x14xf16>
+//       CHECK:   %[[Y:.+]] = flow.dispatch @[[EXE:schedc_conv_[0-9a-f]+]]::@conv2d(%[[X]], %[[W]]) : (tensor<1x14x14x64xf16>, tensor<3x3x64x64xf16>) -> tensor<1x64x14x14xf16>
 //  CHECK-NEXT:   util.return %[[Y]]
 //       CHECK:   hal.executable.source private @[[EXE]]
-//       CHECK:     hal.executable.export public @conv2d_nchw ordinal(0) layout(#pipeline_layout)
+//       CHECK:     hal.executable.export public @conv2d ordinal(0) layout(#pipeline_layout)
 //       CHECK:       %[[TILES:.+]] = arith.constant 14 : index
 //       CHECK:       hal.return %[[TILES]]
 //       CHECK:     <workgroup_size = [256 : index, 1 : index, 1 : index], workgroup_local_memory = {{[0-9]+}}>
 // NCHW-LABEL: util.func public @padded
 //   NCHW-NOT:   linalg.transpose
-//       NCHW:   %[[Y:.+]] = flow.dispatch @{{schedc_conv_[0-9a-f]+}}::@conv2d_nchw(%arg0, %arg1) : (tensor<1x64x14x14xf16>, tensor<64x64x3x3xf16>) -> tensor<1x64x14x14xf16>
+//       NCHW:   %[[Y:.+]] = flow.dispatch @{{schedc_conv_[0-9a-f]+}}::@conv2d(%arg0, %arg1) : (tensor<1x64x14x14xf16>, tensor<64x64x3x3xf16>) -> tensor<1x64x14x14xf16>
 //  NCHW-NEXT:   util.return %[[Y]]
 util.func public @padded(%x: tensor<1x64x14x14xf16>, %w: tensor<64x64x3x3xf16>) -> tensor<1x64x14x14xf16> {
   %zero = arith.constant 0.0 : f16
@@ -48,7 +48,7 @@ util.func public @padded(%x: tensor<1x64x14x14xf16>, %w: tensor<64x64x3x3xf16>) 
 // A deep one with few outputs into a bias: parts of its channels in f32, added into the bias.
 
 // CHECK-LABEL: util.func public @deep
-//       CHECK:   %[[PARTS:.+]] = flow.dispatch @{{schedc_conv_[0-9a-f]+}}::@conv2d_nchw(%{{.+}}, %{{.+}}) : (tensor<1x9x9x512xf16>, tensor<3x3x512x512xf16>) -> tensor<8x1x512x7x7xf32>
+//       CHECK:   %[[PARTS:.+]] = flow.dispatch @{{schedc_conv_[0-9a-f]+}}::@conv2d(%{{.+}}, %{{.+}}) : (tensor<1x9x9x512xf16>, tensor<3x3x512x512xf16>) -> tensor<8x1x512x7x7xf32>
 //       CHECK:   %[[SUM:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[PARTS]] : tensor<8x1x512x7x7xf32>) outs(%arg2 : tensor<1x512x7x7xf32>)
 //       CHECK:   util.return %[[SUM]]
 util.func public @deep(%x: tensor<1x512x9x9xf16>, %w: tensor<512x512x3x3xf16>, %bias: tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32> {

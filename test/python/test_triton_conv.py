@@ -202,7 +202,7 @@ def test_the_cuda_compile_dispatches_the_kernel_for_each_f16_convolution():
     result = _flow()
     flow = result.output.decode() if isinstance(result.output, bytes) else result.output
     assert "linalg.conv_2d" not in flow and "slow_memcpy" not in flow  # no padded copies: the kernel reads the padding
-    dispatched = re.findall(r"flow\.dispatch @(schedc_conv_\w+)::@conv2d_nchw\(.*\) -> (tensor<[^>]*>)", flow)
+    dispatched = re.findall(r"flow\.dispatch @(schedc_conv_\w+)::@conv2d\(.*\) -> (tensor<[^>]*>)", flow)
     # the first writes f16 (its cast folded in), the second f32 parts added into its bias
     assert [t for _, t in dispatched] == ["tensor<1x128x16x16xf16>", "tensor<2x1x256x8x8xf32>"]
     records = result.records["triton-conv"]
@@ -215,7 +215,7 @@ def test_the_cuda_compile_dispatches_the_kernel_for_each_f16_convolution():
 def test_channels_last_the_kernel_reads_the_image_transposed_where_it_is_made_and_the_filter_once_at_load():
     result = _flow("triton-conv{layout=nhwc},memory-order,arena-plan")
     flow = result.output.decode() if isinstance(result.output, bytes) else result.output
-    dispatched = re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d_nchw\((%[\w#]+), (%[\w#]+)\)(?: \{[^}]*\})? : \((tensor<[^>]*>), (tensor<[^>]*>)\)", flow)
+    dispatched = re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d\((%[\w#]+), (%[\w#]+)\)(?: \{[^}]*\})? : \((tensor<[^>]*>), (tensor<[^>]*>)\)", flow)
     # images NHWC, filters RSCF
     assert [(x, w) for _, _, x, w in dispatched] == [("tensor<1x16x16x64xf16>", "tensor<3x3x64x128xf16>"),
                                                      ("tensor<1x16x16x128xf16>", "tensor<3x3x128x256xf16>")]
@@ -261,7 +261,7 @@ def test_a_convolution_triton_cannot_compile_stays_iree_s_and_the_report_says_wh
     monkeypatch.setattr(ir_side, "compile_conv", refuse)
     result = _flow(WITH_TRITON)
     flow = result.output.decode() if isinstance(result.output, bytes) else result.output
-    assert flow.count("::@conv2d_nchw(") == 1 and re.search(r"dispatch_\d+_conv_256x8x8x128x3x3_f16", flow)  # IREE's
+    assert flow.count("::@conv2d(") == 1 and re.search(r"dispatch_\d+_conv_256x8x8x128x3x3_f16", flow)  # IREE's
     (function,) = [v for k, v in result.records["triton-conv"].items() if k != "unavailable"]
     assert len(function["convolutions"]) == 1 and function["declined"] == ["a 128-channel convolution takes too much shared memory"]
 
@@ -272,7 +272,7 @@ def test_f32_convolutions_take_the_kernel_in_tf32_only_when_asked():
     for passes, taken in ((None, 0), ("triton-conv{tf32=true},memory-order,arena-plan", 2)):
         result = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow", **({} if passes is None else {"passes": passes})))
         flow = result.output.decode() if isinstance(result.output, bytes) else result.output
-        assert len(re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d_nchw\(.*\) -> tensor<[0-9x]+xf32>", flow)) == taken
+        assert len(re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d\(.*\) -> tensor<[0-9x]+xf32>", flow)) == taken
 
 
 class Stem(nn.Module):
@@ -291,7 +291,7 @@ def test_tf32_takes_every_f32_convolution_stems_and_1x1s_too():
     mlir = schedc.import_torch(Stem().eval(), torch.randn(1, 3, 16, 16))
     result = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow", tf32=True))
     flow = result.output.decode() if isinstance(result.output, bytes) else result.output
-    assert len(re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d_nchw", flow)) == 3
+    assert len(re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d", flow)) == 3
     (function,) = [v for k, v in result.records["triton-conv"].items() if k != "unavailable"]
     assert function["left_to_iree"] == []
     with pytest.raises(schedc.CompileError, match="--tf32 applies to --target=cuda"):
@@ -305,7 +305,7 @@ def test_the_rule_leaves_1x1_convolutions_and_stems_to_iree_and_the_report_says_
     mlir = schedc.import_torch(Stem().eval().half(), torch.randn(1, 3, 16, 16, dtype=torch.float16))
     result = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow"))
     flow = result.output.decode() if isinstance(result.output, bytes) else result.output
-    assert len(re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d_nchw", flow)) == 1  # the 3x3 of 64 channels
+    assert len(re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d", flow)) == 1  # the 3x3 of 64 channels
     (function,) = [v for k, v in result.records["triton-conv"].items() if k != "unavailable"]
     assert [c["op"].split("_")[1] for c in function["convolutions"]] == ["1x64x16x16"]
     assert [(c["op"].split("_")[1], c["left_to_iree"].split(" (")[0]) for c in function["left_to_iree"]] == [
@@ -317,7 +317,7 @@ def test_the_rule_leaves_1x1_convolutions_and_stems_to_iree_and_the_report_says_
                          "1 left to IREE's (under 16 channels)")
     every = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow", passes="triton-conv{every=true},memory-order,arena-plan"))
     flow = every.output.decode() if isinstance(every.output, bytes) else every.output
-    assert len(re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d_nchw", flow)) == 3
+    assert len(re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d", flow)) == 3
 
 
 def test_deep_1x1_convolutions_over_few_pixels_take_the_kernel(monkeypatch):

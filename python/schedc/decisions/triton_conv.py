@@ -172,7 +172,7 @@ def grid(sizes: ConvSizes, tiles: ConvTiles) -> tuple[int, int, int]:
 
 def kernel_constants(sizes: ConvSizes, tiles: ConvTiles, channels_last: bool = False) -> dict[str, int]:
     """The kernel's compile-time constants, by the names schedc.kernels.triton_conv's
-    `conv2d_nchw` gives them; `channels_last`: it reads an NHWC image and an RSCF filter."""
+    `conv2d` gives them; `channels_last`: it reads an NHWC image and an RSCF filter."""
     constants = dict(N=sizes.n, C=sizes.c, H=sizes.h, W=sizes.w, F=sizes.f, R=sizes.r, S=sizes.s, OH=sizes.oh, OW=sizes.ow,
                      SH=sizes.stride[0], SW=sizes.stride[1], PH=sizes.padding[0], PW=sizes.padding[1],
                      DH=sizes.dilation[0], DW=sizes.dilation[1], SPLIT=tiles.split, BM=tiles.bm, BN=tiles.bn, BK=tiles.bk, GROUP=8)

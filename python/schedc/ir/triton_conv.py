@@ -8,10 +8,10 @@ padding, when nothing else reads it, is read by the kernel in place (`cpu_ops.ab
 IREE builds no padded copy. The replacement is
 
     hal.executable.source private @schedc_conv_<digest> <{objects = PTX}> {
-      hal.executable.export public @conv2d_nchw ... count(...) { constant grid }
+      hal.executable.export public @conv2d ... count(...) { constant grid }
         <workgroup_size = [threads, 1, 1], workgroup_local_memory = bytes>
     }
-    %y = flow.dispatch @schedc_conv_<digest>::@conv2d_nchw(%image, %filter) -> tensor<NxFxOHxOWxf32>
+    %y = flow.dispatch @schedc_conv_<digest>::@conv2d(%image, %filter) -> tensor<NxFxOHxOWxf32>
 
 whose result replaces the op's, or, where only a cast to f16 (bf16) reads that, the cast's (the
 kernel then writes the narrow type); and, where the kernel splits the channels in parts or the

@@ -3,7 +3,7 @@
 IREE 3.13 emits sm_80 tensor-core code (mma.sync) for every NVIDIA GPU, and its implicit-GEMM
 convolutions ran about 1.5x cuDNN's time on an H100 (bench/README.md, "Matmuls split over K").
 Triton compiles the same implicit GEMM for the GPU it is given (wgmma on sm_90). `compile_conv`
-compiles `conv2d_nchw` for one convolution's sizes and tiles (every size a compile-time
+compiles `conv2d` for one convolution's sizes and tiles (every size a compile-time
 constant, as IREE's own dispatches are), and a dispatch runs the PTX through IREE's custom
 dispatch path (a `hal.executable.source` whose object is the PTX: schedc.ir.triton_conv).
 
@@ -31,7 +31,7 @@ from pathlib import Path
 
 from schedc.kernels import KernelUnavailable, cache_folder, write_cached
 
-KERNEL = "conv2d_nchw"
+KERNEL = "conv2d"
 TRITON_VERSION = "3.5.0"  # pyproject.toml's pin: the PTX a version emits is part of the output
 
 
@@ -73,7 +73,7 @@ def _kernel():
         return x
 
     @triton.jit
-    def conv2d_nchw(x_ptr, w_ptr, y_ptr,
+    def conv2d(x_ptr, w_ptr, y_ptr,
                     N: tl.constexpr, C: tl.constexpr, H: tl.constexpr, W: tl.constexpr, F: tl.constexpr,
                     R: tl.constexpr, S: tl.constexpr, OH: tl.constexpr, OW: tl.constexpr,
                     SH: tl.constexpr, SW: tl.constexpr, PH: tl.constexpr, PW: tl.constexpr,
@@ -139,7 +139,7 @@ def _kernel():
         out = part * (N * F * OH * OW) + image[:, None] * (F * OH * OW) + offs_n[None, :] * (OH * OW) + pixel[:, None]
         tl.store(y_ptr + out, acc.to(y_ptr.dtype.element_ty), mask=m_ok[:, None] & n_ok[None, :])
 
-    return triton, conv2d_nchw
+    return triton, conv2d
 
 
 _TYPES = {"f16": "*fp16", "bf16": "*bf16", "f32": "*fp32"}
@@ -147,7 +147,7 @@ _TYPES = {"f16": "*fp16", "bf16": "*bf16", "f32": "*fp32"}
 
 def compile_conv(constants: dict[str, int], dtype: str, out_dtype: str, warps: int, stages: int, arch: int = 90,
                  max_shared_bytes: int = 48 * 1024) -> CompiledConv:
-    """The PTX of `conv2d_nchw` with `constants` (its compile-time sizes and tiles, by name:
+    """The PTX of `conv2d` with `constants` (its compile-time sizes and tiles, by name:
     schedc.decisions.triton_conv.kernel_constants) for `dtype` images and filters and a
     `out_dtype` output, on sm_`arch`, from the cache or Triton; KernelUnavailable where Triton
     cannot compile it or it needs more than `max_shared_bytes` of shared memory."""
