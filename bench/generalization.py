@@ -1,7 +1,7 @@
 """Speed on models nobody tuned for: the held-out suite (bench/heldout.py), f32 and f16.
 
     python bench/generalization.py coverage [--models a,b] [--dtypes f32,f16]
-    python bench/generalization.py prepare DIR [--models a,b] [--dtypes f32,f16] [--constants "N=V;..."] [--copies] [--triton [--triton-arch 90] [--triton-tf32] [--triton-channels-last]] [--kernel-db DB.json]   # here
+    python bench/generalization.py prepare DIR [--models a,b] [--dtypes f32,f16] [--constants "N=V;..."] [--copies] [--triton [--triton-arch 90] [--triton-tf32] [--triton-channels-last]] [--tf32] [--kernel-db DB.json]   # here
     python bench/generalization.py run DIR [--repeats 200] [--warm-jobs 4] [--models a,b] [--no-inductor]   # CUDA machine
     python bench/generalization.py import DIR [--models a,b] [--dtypes f32]      # MLIR for tune prepare
     python bench/generalization.py dispatches TUNE_DIR...   # after schedc tune prepare + bench
@@ -25,7 +25,9 @@ with `--copies` the replayed one with IREE's padding copies (padded-producers of
 `--kernel-db DB.json` the replayed one with a tuned database's configs (`schedc tune merge` on
 held-out models, for what tuning gives a whole model), and with `--triton` the replayed and the
 streams modules with schedc's Triton kernel on every f16 convolution (`triton-conv{every=true}`;
-the default takes the rule's choice) and the replayed one with none, each its own column.
+the default takes the rule's choice) and the replayed one with none, each its own column, and
+with `--tf32`, for f32 models, the replayed one compiled with `--tf32` (every f32 convolution in
+the kernel in TF32, as torch's own and reduce-overhead's run; column `tf32`).
 `run`, on a machine with a CUDA GPU and iree-base-runtime (no compiler), rebuilds each model
 from bench/heldout.py (random weights), writes its weights as the modules' archive, and times
 at batch 1, in one process per execution mode (IREE reads the CUDA mode once per process):
@@ -116,15 +118,21 @@ TRITON = {"schedc-graphs-triton": ({"execution": "graphs", "passes": _TRITON % "
           "schedc-graphs-iree-conv": ({"execution": "graphs", "passes": _TRITON % "enabled=false"}, "graphs")}
 
 
+# `prepare --tf32`: for f32 models, the replayed module compiled with `--tf32` (every f32
+# convolution in schedc's Triton kernel, TF32 products: torch's cuDNN default, and the
+# torch.compile backend's), the precision reduce-overhead's convolutions run in.
+TF32 = {"schedc-graphs-tf32": ({"execution": "graphs", "tf32": True}, "graphs")}
+
+
 def _extra_variants(unsplit: bool, fused: bool, constants: bool = False, copies: bool = False, tuned: bool = False,
-                    triton: bool = False) -> dict:
+                    triton: bool = False, tf32: bool = False) -> dict:
     return {**(UNSPLIT if unsplit else {}), **(FUSED if fused else {}), **(CONSTANTS if constants else {}), **(COPIES if copies else {}),
-            **(TUNED if tuned else {}), **(TRITON if triton else {})}
+            **(TUNED if tuned else {}), **(TRITON if triton else {}), **(TF32 if tf32 else {})}
 
 
 def _variants(folder: Path) -> dict:
     manifest = json.loads((folder / "manifest.json").read_text())
-    return {**VARIANTS, **_extra_variants(*(any(e.get(k) for e in manifest) for k in ("unsplit", "fused", "constants", "copies", "kernel_db", "triton")))}
+    return {**VARIANTS, **_extra_variants(*(any(e.get(k) for e in manifest) for k in ("unsplit", "fused", "constants", "copies", "kernel_db", "triton", "tf32")))}
 
 
 def _constants(text: str) -> dict:
@@ -227,7 +235,9 @@ def prepare(args) -> None:
         stem = f"{name}.{dtype}"
         constants = _constants(args.constants)
         for variant, (keywords, _) in {**VARIANTS, **_extra_variants(args.unsplit, args.fused, bool(constants), args.copies,
-                                                                       bool(args.kernel_db), args.triton)}.items():
+                                                                       bool(args.kernel_db), args.triton, args.tf32)}.items():
+            if variant in TF32 and dtype != "f32":
+                continue  # TF32 is for f32 convolutions: an f16 model's module would be its default's
             started = time.perf_counter()
             chosen = constants if variant in CONSTANTS else {}
             if variant in TUNED:
@@ -238,7 +248,7 @@ def prepare(args) -> None:
                 mlir, target="cuda", output=str(folder / f"{stem}.{variant}.vmfb"), **keywords))
             print(f"{stem}.{variant}: compiled in {time.perf_counter() - started:.1f} s", flush=True)
         manifest.append({"model": name, "dtype": dtype, "unsplit": args.unsplit, "fused": args.fused, "constants": args.constants,
-                         "copies": args.copies, "kernel_db": args.kernel_db, "triton": args.triton,
+                         "copies": args.copies, "kernel_db": args.kernel_db, "triton": args.triton, "tf32": args.tf32,
                          "triton_arch": args.triton_arch, "triton_tf32": args.triton_tf32, "triton_channels_last": args.triton_channels_last})
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
@@ -317,7 +327,7 @@ def run_one(folder: Path, name: str, dtype: str, execution: str, repeats: int, i
         # two identical modules timed one after the other differed by 18% (llama f16, H100).
         calls = {}
         for variant, (_, mode) in _variants(folder).items():
-            if mode != execution:
+            if mode != execution or (variant in TF32 and dtype != "f32"):
                 continue
             module = schedc.load(str(folder / f"{name}.{dtype}.{variant}.vmfb"), device="cuda", execution=mode, params=archive)
             output = module.forward(x, copy=True)
@@ -369,9 +379,9 @@ def run(args) -> None:
 
 COLUMNS = ("eager", "inductor-default", "inductor-reduce-overhead", "inductor-reduce-overhead-fp32", "iree", "iree-fused", "schedc-streams",
            "schedc-graphs-unsplit", "schedc-graphs-fused", "schedc-graphs-fused-noswap", "schedc-graphs-constants",
-           "schedc-graphs-copies", "schedc-graphs-tuned", "schedc-graphs-iree-conv", "schedc-graphs-triton", "schedc-graphs")
+           "schedc-graphs-copies", "schedc-graphs-tuned", "schedc-graphs-iree-conv", "schedc-graphs-triton", "schedc-graphs-tf32", "schedc-graphs")
 HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "iree fus", "streams", "unsplit", "fused", "fus nosw", "constant", "copies", "tuned",
-          "no triton", "triton", "graphs")
+          "no triton", "triton", "tf32", "graphs")
 
 
 def _table_row(label: str, rows: dict) -> str:
@@ -539,6 +549,7 @@ def main() -> int:
             p.add_argument("--triton", action="store_true",
                            help="also the modules with schedc's Triton kernel on every f16 convolution, and the replayed one with none")
             add_triton_options(p, arch=True)
+            p.add_argument("--tf32", action="store_true", help="also, for f32 models, the replayed module compiled with --tf32")
             p.add_argument("--kernel-db", default="", metavar="DB.json",
                            help="also the replayed module with this tuned kernel database's configs (schedc tune merge)")
             p.add_argument("--constants", default="", metavar="NAME=VALUE;...",

@@ -121,3 +121,16 @@ def test_coverage_counts_the_triton_kernel_s_convolutions_as_schedc_s_work():
                "triton-conv": {"unavailable": "not here", "forward": {"convolutions": [{"work": 600}], "left_to_iree": []}}}
     row = generalization.coverage_row(records)
     assert (row["dispatches"], row["heuristic"], row["triton"], row["iree"], row["iree_dispatches"]) == (3, 0.3, 0.6, 0.1, ["b"])
+
+
+def test_the_tf32_module_is_an_f32_model_s_own_column(tmp_path):
+    spec = importlib.util.spec_from_file_location("bench_generalization", ROOT / "bench" / "generalization.py")
+    generalization = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generalization)
+
+    assert "schedc-graphs-tf32" not in generalization._extra_variants(False, False)
+    (keywords, mode), = generalization._extra_variants(False, False, tf32=True).values()
+    assert keywords == {"execution": "graphs", "tf32": True} and mode == "graphs"
+    (tmp_path / "manifest.json").write_text('[{"model": "m", "dtype": "f32", "tf32": true}, {"model": "m", "dtype": "f16", "tf32": true}]')
+    assert "schedc-graphs-tf32" in generalization._variants(tmp_path)
+    assert "schedc-graphs-tf32" in generalization.COLUMNS and len(generalization.COLUMNS) == len(generalization.HEADER)
