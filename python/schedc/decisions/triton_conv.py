@@ -91,7 +91,8 @@ CHANNELS_LAST = True
 # IREE's kernels as schedc configures them (f16), the Triton kernel was faster on 11 of the 13
 # with a window of more than one position and 16 or more channels (at most 1.04x slower on the
 # other 2), slower on 9 of the 13 1x1 ones (up to 2.04x), and on its two 3-channel stems 1.25x
-# slower (7x7) and 0.98x (3x3). bf16 and f32 (tf32=true) follow the same rule, not timed apart.
+# slower (7x7) and 0.98x (3x3). bf16 follows the same rule, not timed apart; f32 in TF32 takes
+# every convolution (`takes_every_f32`).
 MIN_CHANNELS = 16
 # A 1x1 convolution the kernel takes all the same (0: none): at least DEEP_1X1_CHANNELS input
 # channels over at most DEEP_1X1_PIXELS output pixels. From the fitting set channels last (H100,

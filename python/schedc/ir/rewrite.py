@@ -65,24 +65,37 @@ def inline_values(function, arguments: list[ir.Value], before: ir.Operation | No
     return [lookup(value) for value in body[-1].operands]
 
 
-def _slice_attributes(shape: list[int], dim: int, offset: int, size: int, segments: list[int]) -> dict:
-    """A static slice's attributes: the whole `shape` but `size` elements from `offset` along `dim`."""
+def _slice_attributes(offsets: list[int], sizes: list[int], strides: list[int], segments: list[int]) -> dict:
+    """A static slice's attributes."""
+    return {"static_offsets": ir.DenseI64ArrayAttr.get(list(offsets)), "static_sizes": ir.DenseI64ArrayAttr.get(list(sizes)),
+            "static_strides": ir.DenseI64ArrayAttr.get(list(strides)), "operandSegmentSizes": ir.DenseI32ArrayAttr.get(segments)}
+
+
+def _along(shape: list[int], dim: int, offset: int, size: int) -> tuple[list[int], list[int], list[int]]:
+    """The offsets, sizes and strides of the whole `shape` but `size` elements from `offset` along `dim`."""
     offsets, sizes = [0] * len(shape), list(shape)
     offsets[dim], sizes[dim] = offset, size
-    return {"static_offsets": ir.DenseI64ArrayAttr.get(offsets), "static_sizes": ir.DenseI64ArrayAttr.get(sizes),
-            "static_strides": ir.DenseI64ArrayAttr.get([1] * len(shape)), "operandSegmentSizes": ir.DenseI32ArrayAttr.get(segments)}
+    return offsets, sizes, [1] * len(shape)
 
 
 def extract_slice(value: ir.Value, dim: int, offset: int, size: int) -> ir.Value:
     """`tensor.extract_slice` of `size` elements of `value` from `offset` along `dim` (all of
     every other dimension), at the current insertion point."""
-    whole = ir.RankedTensorType(value.type)
-    shape = list(whole.shape)
-    sizes = list(shape)
-    sizes[dim] = size
-    result = ir.RankedTensorType.get(sizes, whole.element_type)
+    shape = list(ir.RankedTensorType(value.type).shape)
+    offsets, sizes, strides = _along(shape, dim, offset, size)
+    return _extract(value, offsets, sizes, strides)
+
+
+def strided_slice(value: ir.Value, sizes: list[int], strides: list[int]) -> ir.Value:
+    """`tensor.extract_slice` of `value` from its origin, `sizes` elements every `strides` along
+    each dimension, at the current insertion point."""
+    return _extract(value, [0] * len(sizes), sizes, strides)
+
+
+def _extract(value: ir.Value, offsets: list[int], sizes: list[int], strides: list[int]) -> ir.Value:
+    result = ir.RankedTensorType.get(list(sizes), ir.RankedTensorType(value.type).element_type)
     return ir.Operation.create("tensor.extract_slice", results=[result], operands=[value],
-                               attributes=_slice_attributes(shape, dim, offset, size, [1, 0, 0, 0])).results[0]
+                               attributes=_slice_attributes(offsets, sizes, strides, [1, 0, 0, 0])).results[0]
 
 
 def insert_slice(piece: ir.Value, into: ir.Value, dim: int, offset: int) -> ir.Value:
@@ -91,14 +104,4 @@ def insert_slice(piece: ir.Value, into: ir.Value, dim: int, offset: int) -> ir.V
     shape = list(ir.RankedTensorType(into.type).shape)
     size = ir.RankedTensorType(piece.type).shape[dim]
     return ir.Operation.create("tensor.insert_slice", results=[into.type], operands=[piece, into],
-                               attributes=_slice_attributes(shape, dim, offset, size, [1, 1, 0, 0, 0])).results[0]
-
-
-def strided_slice(value: ir.Value, sizes: list[int], strides: list[int]) -> ir.Value:
-    """`tensor.extract_slice` of `value` from its origin, `sizes` elements every `strides` along
-    each dimension, at the current insertion point."""
-    whole = ir.RankedTensorType(value.type)
-    result = ir.RankedTensorType.get(list(sizes), whole.element_type)
-    attributes = {"static_offsets": ir.DenseI64ArrayAttr.get([0] * len(sizes)), "static_sizes": ir.DenseI64ArrayAttr.get(list(sizes)),
-                  "static_strides": ir.DenseI64ArrayAttr.get(list(strides)), "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0, 0, 0])}
-    return ir.Operation.create("tensor.extract_slice", results=[result], operands=[value], attributes=attributes).results[0]
+                               attributes=_slice_attributes(*_along(shape, dim, offset, size), [1, 1, 0, 0, 0])).results[0]
