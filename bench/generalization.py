@@ -472,7 +472,8 @@ def profile(args) -> None:
         whom += [] if args.no_reference else [("reduce-overhead", ["--profile-from-start", "off"])]
         for who, extra in whom:
             log = folder / f"{name}.{dtype}.{who}.ncu.csv"
-            command = ["ncu", "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv", *extra, "--log-file", str(log),
+            caches = ["--cache-control", "none"] if args.warm_caches else []
+            command = ["ncu", "--clock-control", "none", *caches, "--metrics", "gpu__time_duration.sum", "--csv", *extra, "--log-file", str(log),
                        sys.executable, __file__, "profiled", str(folder), name, dtype, who]
             done = subprocess.run(command, capture_output=True, text=True)
             runs = split_by_marker(ncu_kernel_times(log.read_text())) if log.exists() else []
@@ -566,6 +567,9 @@ def main() -> int:
     pr.add_argument("--dtypes", default="f32,f16")
     pr.add_argument("--top", type=int, default=12, help="kernel families listed per run")
     pr.add_argument("--no-reference", action="store_true", help="schedc's modules only (no reduce-overhead)")
+    pr.add_argument("--warm-caches", action="store_true",
+                    help="ncu leaves the caches as the last kernel left them (--cache-control none), as in a replay, where a small "
+                         "model's weights stay in L2; by default ncu flushes them before each kernel")
     ps = sub.add_parser("profiled")  # one process of `profile`
     for name in ("folder", "name", "dtype", "who"):
         ps.add_argument(name)

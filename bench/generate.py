@@ -2,7 +2,7 @@
 
     python bench/generate.py prepare DIR [--dtype f16] [--no-tuning] [--model llama] [--iree-flag F]   (here: imports and compiles, no GPU)
     python bench/generate.py run DIR [--dtype f16] [--graphs]          (on the GPU machine: runtime, torch, transformers)
-    python bench/generate.py profile DIR [--dtype f16]                 (on the GPU machine, with ncu: the decode step's kernels)
+    python bench/generate.py profile DIR [--dtype f16] [--prefill]     (on the GPU machine, with ncu: the decode step's kernels, or the prompt's)
     python bench/generate.py memory DIR [--dtype f16]                  (on the GPU machine: device memory after each bucket)
     python bench/generate.py batch DIR [--dtype f16] --batch 4 [--graphs]   (on the GPU machine, after prepare --batch-buckets 4)
 
@@ -305,9 +305,71 @@ def profile(folder: Path, dtype: str, name: str, reference: bool = True) -> None
             print(f"    {sum(times):8.1f} us  x{len(times):<3} {kernel}")
 
 
+def profile_prefill(folder: Path, dtype: str, name: str, reference: bool = True) -> None:
+    """The kernels of the bench prompt's prefill (PROMPT tokens, in its bucket) under Nsight
+    Compute, with warm caches as in `profile`: schedc's stream module (its kernels are the
+    replayed one's) and, unless not `reference`, HF's forward of the same tokens under
+    reduce-overhead without a cache (the prefill reference `run` falls back to)."""
+    for who in ("schedc-prefill", "reduce-overhead-prefill")[:2 if reference else 1]:
+        log = folder / f"prefill.{name}.{dtype}.{who}.ncu.csv"
+        extra = ["--profile-from-start", "off"] if who.startswith("reduce-overhead") else []
+        command = ["ncu", "--clock-control", "none", "--cache-control", "none", "--metrics", "gpu__time_duration.sum", "--csv", *extra, "--log-file", str(log),
+                   sys.executable, __file__, "profiled", str(folder), "--dtype", dtype, "--who", who, "--model", name]
+        done = subprocess.run(command, check=False, capture_output=True, text=True)
+        steps = split_by_marker(ncu_kernel_times(log.read_text())) if log.exists() else []
+        if done.returncode or len(steps) != PROFILED_STEPS:
+            print(f"{who}: failed under ncu ({len(steps)} marked prefills): {(done.stderr.strip().splitlines() or ['?'])[-1][:300]}", flush=True)
+            continue
+        kernel_us = statistics.median(sum(us for _, us in step) for step in steps)
+        print(f"{dtype} {who}, {PROMPT} tokens (bucket {bucket_of(PROMPT)}): {len(steps[0])} kernels, {kernel_us:.1f} us of kernels "
+              f"(median of {PROFILED_STEPS})", flush=True)
+        by_name: dict[str, list[float]] = {}
+        for kernel, us in steps[len(steps) // 2]:
+            by_name.setdefault(kernel[:100], []).append(us)
+        for kernel, times in sorted(by_name.items(), key=lambda item: -sum(item[1]))[:20]:
+            print(f"    {sum(times):8.1f} us  x{len(times):<3} {kernel}")
+
+
+def profiled_prefill(folder: Path, dtype: str, who: str, name: str) -> None:
+    """One process of `profile_prefill`: warm prefills, then PROFILED_STEPS of them, a marker
+    kernel before each."""
+    import torch
+
+    prompt = prefill_prompt(name, PROMPT)
+    if who == "schedc-prefill":
+        import schedc
+
+        module = schedc.load(str(folder / f"{name}.{dtype}.streams.vmfb"), device="cuda", params=str(seed_archive(folder, dtype, name)))
+
+        def call():
+            next(module.generate_iter(prompt, 1))
+    else:
+        model, _ = MODELS[name]()
+        model = (model.half() if dtype == "f16" else model).cuda()
+        step = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True, dynamic=False)
+        tensor = torch.tensor([prompt], device="cuda")
+
+        def call():
+            torch.compiler.cudagraph_mark_step_begin()
+            int(step(tensor, use_cache=False).logits[:, -1:].argmax(-1))
+    with torch.no_grad():
+        for _ in range(3):
+            call()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()
+        for _ in range(PROFILED_STEPS):
+            torch.cuda._sleep(1000)
+            torch.cuda.synchronize()
+            call()
+            torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+
+
 def profiled(folder: Path, dtype: str, who: str, name: str, reference: bool = True) -> None:
     """One process of `profile`: `walls` times full generations; `schedc` and `reduce-overhead`
     run PROFILED_STEPS decode steps, a marker kernel before each."""
+    if who.endswith("-prefill"):
+        return profiled_prefill(folder, dtype, who, name)
     import schedc
     import torch
 
@@ -467,12 +529,16 @@ def main() -> None:
     parser.add_argument("--graphs", action="store_true", help="run: the replayed module (a process runs one CUDA mode)")
     parser.add_argument("--reduce-overhead", action="store_true", help="run: also HF's decode step under torch.compile(mode='reduce-overhead')")
     parser.add_argument("--no-reference", action="store_true", help="profile: schedc's step alone, not HF's under reduce-overhead")
+    parser.add_argument("--prefill", action="store_true", help="profile: the prompt's prefill, not the decode step")
     parser.add_argument("--model", default="gpt2", choices=sorted(MODELS), help="gpt2: GPT-2 small; llama: a Llama of its size")
     parser.add_argument("--prefill-mode", default="reduce-overhead", choices=PREFILL_MODES, help=argparse.SUPPRESS)
-    parser.add_argument("--who", default="walls", choices=("walls", "schedc", "reduce-overhead"), help=argparse.SUPPRESS)
+    parser.add_argument("--who", default="walls", choices=("walls", "schedc", "reduce-overhead", "schedc-prefill", "reduce-overhead-prefill"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.step == "prepare":
         prepare(Path(args.folder), args.dtype, not args.no_tuning, args.model, args.iree_flag, args.passes, args.batch_buckets, args.target)
+    elif args.step == "profile" and args.prefill:
+        profile_prefill(Path(args.folder), args.dtype, args.model, not args.no_reference)
     elif args.step == "profile":
         profile(Path(args.folder), args.dtype, args.model, not args.no_reference)
     elif args.step == "memory":
