@@ -72,7 +72,9 @@ def triton_conv(module, pass_, options: Options, context) -> None:
     channels_last = options.layout == "nhwc" or (not options.layout and rule.CHANNELS_LAST)
     for function in function_ops(module):
         replaced, left, declined = [], [], []
-        for op in ops_named(function, "linalg.conv_2d_nchw_fchw"):
+        # Last first: a convolution's kernel that reads channels last makes its image's transpose,
+        # which the kernel of the convolution before it may then write in its place.
+        for op in reversed(ops_named(function, "linalg.conv_2d_nchw_fchw")):
             try:
                 decided = rewrite(op, arch, executables, options.every, options.tf32 or context.tf32, channels_last)
             except TritonMissing as e:  # said once, at the first convolution the kernel would take
@@ -84,8 +86,8 @@ def triton_conv(module, pass_, options: Options, context) -> None:
                 continue
             if decided is not None:
                 (left if "left_to_iree" in decided else replaced).append(decided)
-        if replaced or left or declined:
-            records[function_name(function)] = {"arch": arch, "convolutions": replaced, "left_to_iree": left, "declined": declined}
+        if replaced or left or declined:  # in program order
+            records[function_name(function)] = {"arch": arch, "convolutions": replaced[::-1], "left_to_iree": left[::-1], "declined": declined[::-1]}
 
 
 PASS = PassInfo(

@@ -87,6 +87,12 @@ SHARED_BYTES = 48 * 1024
 CHANNELS_LAST = True
 
 
+# Whether an unsplit kernel runs the elementwise ops after its convolution (a bias, a batch
+# norm, a residual sum, an activation: schedc.ir.triton_conv.epilogue_chain) before its store,
+# instead of leaving them to a dispatch of IREE's that reads its f32 result again.
+EPILOGUES = True
+
+
 # Which convolutions the kernel takes: on the fitting set, timed layer by layer on an H200 against
 # IREE's kernels as schedc configures them (f16), the Triton kernel was faster on 11 of the 13
 # with a window of more than one position and 16 or more channels (at most 1.04x slower on the
@@ -171,10 +177,11 @@ def grid(sizes: ConvSizes, tiles: ConvTiles) -> tuple[int, int, int]:
     return (rows * columns, tiles.split, 1)
 
 
-def kernel_constants(sizes: ConvSizes, tiles: ConvTiles, channels_last: bool = False) -> dict[str, int]:
+def kernel_constants(sizes: ConvSizes, tiles: ConvTiles, channels_last: bool = False, out_channels_last: bool = False) -> dict[str, int]:
     """The kernel's compile-time constants, by the names schedc.kernels.triton_conv's
-    `conv2d` gives them; `channels_last`: it reads an NHWC image and an RSCF filter."""
+    `conv2d` gives them; `channels_last`: it reads an NHWC image and an RSCF filter;
+    `out_channels_last`: it writes an NHWC output (unsplit kernels only)."""
     constants = dict(N=sizes.n, C=sizes.c, H=sizes.h, W=sizes.w, F=sizes.f, R=sizes.r, S=sizes.s, OH=sizes.oh, OW=sizes.ow,
                      SH=sizes.stride[0], SW=sizes.stride[1], PH=sizes.padding[0], PW=sizes.padding[1],
                      DH=sizes.dilation[0], DW=sizes.dilation[1], SPLIT=tiles.split, BM=tiles.bm, BN=tiles.bn, BK=tiles.bk, GROUP=8)
-    return constants | ({"NHWC": 1} if channels_last else {})
+    return constants | ({"NHWC": 1} if channels_last else {}) | ({"OUT_NHWC": 1} if out_channels_last and tiles.split == 1 else {})

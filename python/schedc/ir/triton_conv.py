@@ -19,16 +19,27 @@ op's initial value is not zero, a `linalg.generic` that adds the parts `[SPLIT, 
 into the op's initial value (IREE fuses what reads the result, a batch norm and a ReLU, into
 that sum). Channels last (triton-conv{layout=nhwc}), the dispatch reads `linalg.transpose`s of
 the image to NHWC and of the filter to RSCF instead.
+
+Where the kernel does not split the channels, it also runs what follows the convolution
+elementwise (`epilogue_chain`): its initial value's bias vector, then each `linalg.generic`
+that alone reads the result before, whose other operands are vectors along the output channels
+(a batch norm's, a bias) or tensors of the output's shape (a residual), and whose body is
+arithmetic the kernel knows (`schedc.kernels.triton_conv.EPILOGUE_OPS`): a batch norm, a
+residual sum and a ReLU go into the convolution's own dispatch, as cuDNN's fused epilogues and
+IREE's own fusions do, instead of a dispatch of IREE's after it that reads the f32 result again.
 """
 
 from __future__ import annotations
 
+import math
+
 from iree.compiler import ir
 
+from schedc.decisions import triton_conv as rule
 from schedc.decisions.triton_conv import SHARED_BYTES, ConvSizes, conv_tiles, grid, kernel_constants, left_to_iree, takes_every_f32
 from schedc.ir.cpu_ops import absorbed_pad, attribute_pair, top_module, zero_fill
-from schedc.ir.rewrite import inline_in_place, tensor_type
-from schedc.kernels.triton_conv import CompiledConv, compile_conv, ptx_path
+from schedc.ir.rewrite import inline_in_place, inline_values, tensor_type
+from schedc.kernels.triton_conv import EPILOGUE_OPS, F32_ONLY_OPS, CompiledConv, Epilogue, compile_conv, ptx_path
 
 # The generic target: IREE attaches its objects to every cuda variant (sm_80 or other).
 CUDA_TARGET = '#hal.executable.target<"cuda", "cuda-nvptx-fb">'
@@ -80,16 +91,180 @@ def truncation(value: ir.Value) -> ir.Operation | None:
     return reader
 
 
-def _executable(name: str, kernel: CompiledConv, workgroups: tuple[int, int, int], path: str) -> str:
-    """The kernel's executable. Its bindings are indirect, as IREE's own dispatches' are: a
-    replayed command buffer (static-replay) is recorded once and takes the call's buffers."""
+# cmpf's predicates by number (the arith dialect's CmpFPredicate)
+_PREDICATES = {1: "oeq", 2: "ogt", 3: "oge", 4: "olt", 5: "ole", 6: "one", 8: "ueq", 9: "ugt", 10: "uge", 11: "ult", 12: "ule", 13: "une"}
+_FLOATS = ("f16", "bf16", "f32")
+
+
+def _map_text(map_attribute) -> str:
+    return str(ir.AffineMapAttr(map_attribute).value)
+
+
+def _identity(rank: int, context) -> str:
+    return str(ir.AffineMap.get_identity(rank, context=context))
+
+
+def _channel_vector(value: ir.Value, map_text: str, shape: list[int], channels: int) -> ir.Value | None:
+    """The vector along the output channels (dimension 1 of 4) that `value`, read through
+    `map_text`, holds: a tensor whose one non-unit dimension, read as d1, has `channels` values
+    (`tensor<64x1x1>` through `(d1, 0, 0)`), or, read whole, a `linalg.broadcast` of a 1-D one
+    over dimensions 0, 2 and 3. None otherwise."""
+    value_type = ir.RankedTensorType(value.type)
+    if str(value_type.element_type) not in _FLOATS or not value_type.has_static_shape:
+        return None
+    if map_text == _identity(4, value.context):
+        owner = value.owner if isinstance(value, ir.OpResult) else None
+        if owner is None or owner.name != "linalg.broadcast" or list(owner.attributes["dimensions"]) != [0, 2, 3]:
+            return None
+        source = owner.operands[0]
+        return source if list(ir.RankedTensorType(source.type).shape) == [channels] else None
+    results = map_text.partition("-> (")[2].rstrip(")").split(", ")
+    if "d1" not in results or value_type.rank != len(results):
+        return None
+    at = results.index("d1")
+    if any(r != "0" for i, r in enumerate(results) if i != at) or list(value_type.shape) != [channels if i == at else 1 for i in range(len(results))]:
+        return None
+    return value
+
+
+def _literal(value: ir.Value) -> str | None:
+    """A float constant's Python literal (None for anything else, and for infinities and NaN)."""
+    owner = value.owner if isinstance(value, ir.OpResult) else None
+    if owner is None or owner.name != "arith.constant" or str(value.type) not in _FLOATS:
+        return None
+    number = ir.FloatAttr(owner.attributes["value"]).value
+    return repr(float(number)) if math.isfinite(number) else None
+
+
+class _Chain:
+    """The epilogue read so far: its operands (values, kinds and types) and body steps."""
+
+    def __init__(self, shape: list[int]):
+        self.shape = shape
+        self.values: list[ir.Value] = []
+        self.kinds: list[tuple[str, str]] = []
+        self.body: list[tuple[str, ...]] = []
+
+    def operand(self, kind: str, value: ir.Value) -> str:
+        for i, known in enumerate(self.values):
+            if known == value and self.kinds[i][0] == kind:
+                return f"o{i}"
+        self.values.append(value)
+        self.kinds.append((kind, str(ir.RankedTensorType(value.type).element_type)))
+        return f"o{len(self.values) - 1}"
+
+    def step(self, generic: ir.Operation, value: ir.Value, current: str) -> str | None:
+        """Adds `generic`, read as the next steps after `value` (named `current`), and returns
+        its result's name; None, the chain left as it was, where it is not an elementwise op of
+        the output's shape whose other operands and arithmetic the kernel takes."""
+        if generic.name != "linalg.generic" or len(generic.results) != 1:
+            return None
+        result_type = ir.RankedTensorType(generic.results[0].type)
+        if list(result_type.shape) != self.shape or str(result_type.element_type) not in _FLOATS:
+            return None
+        if any("parallel" not in str(t) for t in ir.ArrayAttr(generic.attributes["iterator_types"])):
+            return None
+        maps = [_map_text(m) for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
+        operands = list(generic.operands)
+        identity = _identity(4, value.context)
+        if maps[-1] != identity or [o for o in operands[:-1] if o == value] != [value] or operands[-1] == value:
+            return None
+        if maps[operands.index(value)] != identity:
+            return None
+        saved = (list(self.values), list(self.kinds), list(self.body))
+        block = generic.regions[0].blocks[0]
+        names: dict = {}
+        for argument, operand, map_text in zip(block.arguments, operands, maps):
+            if operand == value:
+                names[argument] = current
+                continue
+            if not list(argument.uses):  # an output the body does not read
+                continue
+            vector = _channel_vector(operand, map_text, self.shape, self.shape[1])
+            operand_type = ir.RankedTensorType(operand.type)
+            if vector is not None:
+                names[argument] = self.operand("channel", vector)
+            elif map_text == identity and list(operand_type.shape) == self.shape and str(operand_type.element_type) in _FLOATS:
+                names[argument] = self.operand("tensor", operand)
+            else:
+                self.values, self.kinds, self.body = saved
+                return None
+        result = None
+        for inner in block.operations:
+            if inner.name == "linalg.yield":
+                result = names.get(inner.operands[0])
+                break
+            name = inner.name
+            if name == "arith.cmpf":
+                name = f"arith.cmpf:{_PREDICATES.get(ir.IntegerAttr(inner.attributes['predicate']).value, '?')}"
+            inner_type = str(inner.results[0].type) if len(inner.results) == 1 else ""
+            arguments = [names.get(o) or _literal(o) for o in inner.operands]
+            if name not in EPILOGUE_OPS or None in arguments or inner_type not in (*_FLOATS, "i1") \
+                    or (name in F32_ONLY_OPS and inner_type != "f32"):
+                self.values, self.kinds, self.body = saved
+                return None
+            self.body.append((inner_type, name, *arguments))
+            names[inner.results[0]] = f"r{len(self.body) - 1}"
+        if result is None or not result.startswith(("r", "acc")):
+            self.values, self.kinds, self.body = saved
+            return None
+        return result
+
+
+def epilogue_chain(op: ir.Operation) -> tuple[Epilogue, list[ir.Value], list[ir.Operation]] | None:
+    """What the kernel runs after the convolution `op` (see the module's doc): (the epilogue,
+    its operands' values, and the ops its dispatch replaces: `op`, then each elementwise
+    reader in turn; the last one's result is the dispatch's), or None where `op`'s initial value
+    is neither zero nor a bias vector's broadcast. A chain whose last result goes into a
+    concatenation stops before that op: IREE writes its own elementwise dispatch's result there
+    in place, and copies a kernel's."""
+    out = ir.RankedTensorType(op.results[0].type)
+    chain = _Chain(list(out.shape))
+    current = "acc"
+    init = op.operands[2]
+    if not zero_fill(init):
+        bias = _channel_vector(init, _identity(4, op.context), chain.shape, chain.shape[1]) if len(list(init.uses)) == 1 else None
+        if bias is None or str(ir.RankedTensorType(bias.type).element_type) != "f32":
+            return None
+        chain.body.append(("f32", "arith.addf", chain.operand("channel", bias), "acc"))
+        current = "r0"
+    replaced, value, steps, results = [op], op.results[0], [len(chain.body)], [current]
+    while True:
+        users = [use.owner for use in value.uses]
+        if len(users) != 1:
+            break
+        named = chain.step(users[0], value, results[-1])
+        if named is None:
+            break
+        replaced.append(users[0])
+        steps.append(len(chain.body))
+        results.append(named)
+        value = users[0].results[0]
+    if len(replaced) > 1 and any(use.owner.name in ("tensor.concat", "tensor.insert_slice") for use in value.uses):
+        for kept in (replaced, steps, results):
+            kept.pop()
+    body = chain.body[:steps[-1]]
+    if results[-1] != (f"r{len(body) - 1}" if body else "acc"):  # a last op that yields an earlier value
+        return None
+    used = {name for step in body for name in step[2:]}
+    kept = [i for i in range(len(chain.values)) if f"o{i}" in used]  # a dropped step's operands go, the rest renumbered
+    renamed = {f"o{old}": f"o{new}" for new, old in enumerate(kept)}
+    body = [(*step[:2], *(renamed.get(a, a) for a in step[2:])) for step in body]
+    values, kinds = [chain.values[i] for i in kept], [chain.kinds[i] for i in kept]
+    return Epilogue(tuple(kinds), tuple(body)), values, replaced
+
+
+def _executable(name: str, kernel: CompiledConv, workgroups: tuple[int, int, int], path: str, inputs: int = 2) -> str:
+    """The kernel's executable, of `inputs` read-only bindings and the output's. Its bindings are
+    indirect, as IREE's own dispatches' are: a replayed command buffer (static-replay) is recorded
+    once and takes the call's buffers."""
     objects = f'#hal.executable.objects<{{{CUDA_TARGET} = [#hal.executable.object<{{path = "{path}"}}>]}}>'
     x, y, z = workgroups
+    read = '#hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, ' * inputs
     return f"""
 hal.executable.source private @{name} <{{objects = {objects}}}> {{
   hal.executable.export public @{kernel.name} ordinal(0) layout(#hal.pipeline.layout<bindings = [
-      #hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, #hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">,
-      #hal.pipeline.binding<storage_buffer, Indirect>], flags = Indirect>) count(%device: !hal.device) -> (index, index, index) {{
+      {read}#hal.pipeline.binding<storage_buffer, Indirect>], flags = Indirect>) count(%device: !hal.device) -> (index, index, index) {{
     %x = arith.constant {x} : index
     %y = arith.constant {y} : index
     %z = arith.constant {z} : index
@@ -108,9 +283,10 @@ def _transposed(value: str, type_: ir.RankedTensorType, permutation: tuple[int, 
 
 
 def _call(name: str, export: str, image: ir.RankedTensorType, filter_: ir.RankedTensorType, out: ir.RankedTensorType,
-          split: int, summed: bool, channels_last: bool = False) -> str:
+          split: int, summed: bool, channels_last: bool = False, extras: tuple[ir.Type, ...] = ()) -> str:
     """A function of (image, filter, init) -> out: the kernel's dispatch, and where `summed`
-    its parts added into init. With `channels_last` the kernel reads the image transposed to
+    its parts added into init; or, with `extras` (an epilogue's operands' types), of (image,
+    filter, extras...) -> out. With `channels_last` the kernel reads the image transposed to
     NHWC (IREE fuses the transpose into the dispatch that makes the image) and the filter to
     RSCF (a constant's transpose, which IREE evaluates once, at load)."""
     n, f, oh, ow = out.shape
@@ -120,9 +296,12 @@ def _call(name: str, export: str, image: ir.RankedTensorType, filter_: ir.Ranked
         x_text, x_type = _transposed("%x", image, (0, 2, 3, 1), "xt")
         w_text, w_type = _transposed("%w", filter_, (2, 3, 1, 0), "wt")
         prologue, args, operands = x_text + w_text, "%xt, %wt", f"{x_type}, {w_type}"
+    parameters = f"%init: {out}" if not extras else ", ".join(f"%e{i}: {t}" for i, t in enumerate(extras))
+    args += "".join(f", %e{i}" for i in range(len(extras)))
+    operands += "".join(f", {t}" for t in extras)
     if not summed:
         return f"""
-func.func private @call(%x: {image}, %w: {filter_}, %init: {out}) -> {out} {{
+func.func private @call(%x: {image}, %w: {filter_}, {parameters}) -> {out} {{
 {prologue}  %y = flow.dispatch @{name}::@{export}({args}) : ({operands}) -> {out}
   return %y : {out}
 }}"""
@@ -157,29 +336,64 @@ def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: boo
     if reason is not None:
         return {"op": sizes.key, "left_to_iree": reason}
     tiles = conv_tiles(sizes)
-    out_dtype = "f32" if tiles.split > 1 else sizes.out_dtype
-    kernel = compile_conv(kernel_constants(sizes, tiles, channels_last), sizes.dtype, out_dtype, tiles.warps, tiles.stages, arch, SHARED_BYTES)
+    chain = epilogue_chain(op) if rule.EPILOGUES and tiles.split == 1 else None
+    module = top_module(op)
+    transpose = None
+    if chain is not None:
+        epilogue, extras, replaced = chain
+        out_type = ir.RankedTensorType(replaced[-1].results[0].type)
+        summed, narrowed, out_dtype = False, None, str(out_type.element_type)
+        transpose = _to_channels_last(replaced[-1].results[0])
+        if transpose is not None:  # the kernel writes what the transpose would have
+            out_type = ir.RankedTensorType(transpose.results[0].type)
+    else:
+        epilogue, extras, replaced = None, [], []
+        summed = tiles.split > 1 or not zero_fill(op.operands[2])
+        narrowed = cast if not summed else None
+        out_type = narrowed.results[0].type if narrowed is not None else op.operands[2].type
+        out_dtype = "f32" if tiles.split > 1 else sizes.out_dtype
+    kernel = compile_conv(kernel_constants(sizes, tiles, channels_last, transpose is not None), sizes.dtype, out_dtype, tiles.warps,
+                          tiles.stages, arch, SHARED_BYTES, epilogue)
     path = ptx_path(kernel)
     digest = path.stem.rpartition("-")[2]
-    module = top_module(op)
-    summed = tiles.split > 1 or not zero_fill(op.operands[2])
-    narrowed = cast if not summed else None
-    out_type = narrowed.results[0].type if narrowed is not None else op.operands[2].type
     name = executables.get(digest)
     text = ""
     if name is None:
         name = executables[digest] = f"schedc_conv_{digest}"
-        text = _executable(name, kernel, grid(sizes, tiles), str(path))
-    helper = ir.Module.parse(text + _call(name, kernel.name, image.type, op.operands[1].type, out_type, tiles.split, summed, channels_last), op.context)
+        text = _executable(name, kernel, grid(sizes, tiles), str(path), 2 + len(extras))
+    helper = ir.Module.parse(text + _call(name, kernel.name, image.type, op.operands[1].type, out_type, tiles.split, summed, channels_last,
+                                          tuple(v.type for v in extras)), op.context)
     call = helper.body.operations[len(helper.body.operations) - 1]
     for executable in list(helper.body.operations)[:-1]:
         module.regions[0].blocks[0].append(executable)
-    if narrowed is not None:  # the kernel writes the narrow type: the cast's result is its
+    if chain is not None:  # the dispatch takes the last op's place (or its transpose's), and the ops before it go
+        init = op.operands[2]
+        (result,) = inline_values(call, [image, op.operands[1], *extras], before=replaced[-1])
+        (transpose or replaced[-1]).results[0].replace_all_uses_with(result)
+        for done in ([transpose] if transpose is not None else []) + list(reversed(replaced)):
+            done.erase()
+        if isinstance(init, ir.OpResult) and not list(init.uses):
+            init.owner.erase()
+    elif narrowed is not None:  # the kernel writes the narrow type: the cast's result is its
         inline_in_place(narrowed, call, [image, op.operands[1], narrowed.operands[1]])
         op.erase()
     else:
         inline_in_place(op, call, [image, op.operands[1], op.operands[2]])
     if pad is not None:
         pad.erase()
-    return {"op": sizes.key, "work": sizes.work, "tiles": [tiles.bm, tiles.bn, tiles.bk, tiles.warps, tiles.stages], "split": tiles.split,
-            "padding_read_in_place": pad is not None, "layout": "nhwc" if channels_last else "nchw"}
+    record = {"op": sizes.key, "work": sizes.work, "tiles": [tiles.bm, tiles.bn, tiles.bk, tiles.warps, tiles.stages], "split": tiles.split,
+              "padding_read_in_place": pad is not None, "layout": "nhwc" if channels_last else "nchw"}
+    if epilogue is not None and epilogue.body:
+        record["epilogue"] = {"ops": len(replaced) - 1, "steps": len(epilogue.body), "operands": [kind for kind, _ in epilogue.operands]}
+    if transpose is not None:
+        record["output_layout"] = "nhwc"
+    return record
+
+
+def _to_channels_last(value: ir.Value) -> ir.Operation | None:
+    """The `linalg.transpose` to NHWC that alone reads `value` (the image of a convolution of the
+    kernel's that reads channels last), or None."""
+    users = [use.owner for use in value.uses]
+    if len(users) != 1 or users[0].name != "linalg.transpose" or users[0].operands[0] != value:
+        return None
+    return users[0] if list(users[0].attributes["permutation"]) == [0, 2, 3, 1] else None
