@@ -202,13 +202,15 @@ def test_the_cuda_compile_dispatches_the_kernel_for_each_f16_convolution():
     result = _flow()
     flow = result.output.decode() if isinstance(result.output, bytes) else result.output
     assert "linalg.conv_2d" not in flow and "slow_memcpy" not in flow  # no padded copies: the kernel reads the padding
-    dispatched = re.findall(r"flow\.dispatch @(schedc_conv_\w+)::@conv2d\(.*\) -> (tensor<[^>]*>)", flow)
+    dispatched = re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d\(.*\) -> (\(?tensor<[^>]*>(?:, tensor<[^>]*>, %[\w#]+\))?)", flow)
     # the first writes f16 (its cast, batch norm and ReLU in its epilogue) channels last (the
-    # image of the second, which reads NHWC), the second f32 parts added into its bias
-    assert [t for _, t in dispatched] == ["tensor<1x16x16x128xf16>", "tensor<2x1x256x8x8xf32>"]
+    # image of the second, which reads NHWC); the second, split in 2, its f32 partial sums and,
+    # summed by the last of a tile's workgroups, its output (its bias and cast in), its counters tied
+    assert dispatched == ["tensor<1x16x16x128xf16>", "(tensor<2x1x256x8x8xf32>, tensor<1x256x8x8xf16>, %__hoisted_tensor_8xi32)"]  # zeros, copied in
     records = result.records["triton-conv"]
     (function,) = [v for k, v in records.items() if k != "unavailable"]
     assert [c["split"] for c in function["convolutions"]] == [1, 2] and all(c["padding_read_in_place"] for c in function["convolutions"])
+    assert [c.get("parts_summed_in_kernel", False) for c in function["convolutions"]] == [False, True]
     assert [c["work"] for c in function["convolutions"]] == [128 * 16 * 16 * 64 * 9, 256 * 8 * 8 * 128 * 9]  # multiply-adds
     assert result.records["split-k"]["module"]["split"] == []  # nothing left for it
 
@@ -273,7 +275,7 @@ def test_f32_convolutions_take_the_kernel_in_tf32_only_when_asked():
     for passes, taken in ((None, 0), ("triton-conv{tf32=true},memory-order,arena-plan", 2)):
         result = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow", **({} if passes is None else {"passes": passes})))
         flow = result.output.decode() if isinstance(result.output, bytes) else result.output
-        assert len(re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d\(.*\) -> tensor<[0-9x]+xf32>", flow)) == taken
+        assert len(re.findall(r"flow\.dispatch @schedc_conv_\w+::@conv2d\(.*\) -> \(?tensor<[0-9x]+xf32>", flow)) == taken
 
 
 class Stem(nn.Module):
@@ -428,3 +430,50 @@ def test_without_epilogues_the_kernel_writes_its_sums_and_iree_runs_what_follows
     assert [t for _, t in dispatched] == ["tensor<1x128x16x16xf16>", "tensor<2x1x256x8x8xf32>"]
     (function,) = [v for k, v in result.records["triton-conv"].items() if k != "unavailable"]
     assert not any("epilogue" in c for c in function["convolutions"])
+
+
+def _serial_errors() -> list[float]:
+    """A split kernel that sums its parts itself (the last of a tile's programs), with EPILOGUE,
+    NCHW and channels last, against torch; then its counters."""
+    _, conv = kernel._kernel(EPILOGUE, serial=True)
+    errors = []
+    for channels_last, sizes, tiles in ((False, _sizes(64, 16, 5), ConvTiles(16, 16, 16, 4, 2, split=4)),
+                                        (True, _sizes(64, 24, 7, n=2), ConvTiles(16, 16, 16, 4, 2, split=2))):
+        torch.manual_seed(0)
+        x, w = torch.randn(sizes.n, sizes.c, sizes.h, sizes.w).half(), torch.randn(sizes.f, sizes.c, sizes.r, sizes.s).half()
+        bias, scale = torch.randn(sizes.f), torch.randn(sizes.f)
+        residual = torch.randn(sizes.n, sizes.f, sizes.oh, sizes.ow).half()
+        y = (torch.zeros(sizes.n, sizes.oh, sizes.ow, sizes.f) if channels_last else torch.zeros(sizes.n, sizes.f, sizes.oh, sizes.ow)).half()
+        counters = torch.zeros(grid(sizes, tiles)[0], dtype=torch.int32)
+        parts = torch.full((tiles.split, sizes.n, sizes.f, sizes.oh, sizes.ow), float("nan"))
+        constants = kernel_constants(sizes, tiles, channels_last, out_channels_last=channels_last)
+        images = (x.permute(0, 2, 3, 1).contiguous(), w.permute(2, 3, 1, 0).contiguous()) if channels_last else (x, w)
+        conv[grid(sizes, tiles)](*images, bias, scale, residual, counters, parts, y, **constants)
+        product = nn.functional.conv2d(x.float(), w.float(), stride=sizes.stride, padding=sizes.padding) + bias[None, :, None, None]
+        expected = torch.relu(product.half().float() * scale[None, :, None, None] + residual.float()).half()
+        result = y.permute(0, 3, 1, 2) if channels_last else y
+        errors.append((result.float() - expected.float()).abs().max().item() / expected.float().abs().max().item())
+        errors.append(float(set(counters.tolist()) == {tiles.split}))  # every program counted in once
+    return errors
+
+
+def test_a_split_kernel_sums_its_parts_itself_in_the_last_program_of_each_tile():
+    code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import test_triton_conv as t; "
+            f"print(json.dumps(t._serial_errors()))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    nchw, nchw_counted, nhwc, nhwc_counted = json.loads(done.stdout.strip().splitlines()[-1])
+    assert nchw <= 2e-3 and nhwc <= 2e-3 and nchw_counted == nhwc_counted == 1.0, (nchw, nhwc)
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_a_serial_sum_s_ptx_counts_in_with_a_gpu_scope_acquire_release_atomic_after_a_barrier(arch, tmp_path, monkeypatch):
+    monkeypatch.setenv("SCHEDC_CACHE_DIR", str(tmp_path))
+    sizes, tiles = _sizes(512, 64, 7), ConvTiles(32, 64, 64, 4, 3, split=8)
+    compiled = kernel.compile_conv(kernel_constants(sizes, tiles, True), "f16", "f16", tiles.warps, tiles.stages, arch, epilogue=EPILOGUE,
+                                   serial=True)
+    entry = re.search(r"\.entry (\w+)\(([^)]*)\)", compiled.ptx)
+    assert entry.group(2).count(".param") == 2 + 3 + 2 + 1  # image, filter, the epilogue's 3, counters, parts, output
+    atomic = re.search(r"@%p\d+ atom\.global\.gpu\.acq_rel\.add\.u32", compiled.ptx)  # one thread's, predicated
+    assert atomic is not None and "bar.sync" in compiled.ptx[:atomic.start()] and "bar.sync" in compiled.ptx[atomic.end():]
+    assert "ld.global.cg" in compiled.ptx  # the parts read past L1

@@ -91,6 +91,10 @@ CHANNELS_LAST = True
 # norm, a residual sum, an activation: schedc.ir.triton_conv.epilogue_chain) before its store,
 # instead of leaving them to a dispatch of IREE's that reads its f32 result again.
 EPILOGUES = True
+# Whether a split kernel sums its parts itself (the last of a tile's workgroups to finish adds
+# them, then runs the epilogue: schedc.kernels.triton_conv._SERIAL_SOURCE), instead of writing them
+# for a sum of IREE's after it. Only with EPILOGUES.
+SERIAL_SUM = True
 
 
 # Which convolutions the kernel takes: on the fitting set, timed layer by layer on an H200 against
@@ -180,8 +184,9 @@ def grid(sizes: ConvSizes, tiles: ConvTiles) -> tuple[int, int, int]:
 def kernel_constants(sizes: ConvSizes, tiles: ConvTiles, channels_last: bool = False, out_channels_last: bool = False) -> dict[str, int]:
     """The kernel's compile-time constants, by the names schedc.kernels.triton_conv's
     `conv2d` gives them; `channels_last`: it reads an NHWC image and an RSCF filter;
-    `out_channels_last`: it writes an NHWC output (unsplit kernels only)."""
+    `out_channels_last`: it writes an NHWC output (a kernel that sums its parts itself, or
+    has none)."""
     constants = dict(N=sizes.n, C=sizes.c, H=sizes.h, W=sizes.w, F=sizes.f, R=sizes.r, S=sizes.s, OH=sizes.oh, OW=sizes.ow,
                      SH=sizes.stride[0], SW=sizes.stride[1], PH=sizes.padding[0], PW=sizes.padding[1],
                      DH=sizes.dilation[0], DW=sizes.dilation[1], SPLIT=tiles.split, BM=tiles.bm, BN=tiles.bn, BK=tiles.bk, GROUP=8)
-    return constants | ({"NHWC": 1} if channels_last else {}) | ({"OUT_NHWC": 1} if out_channels_last and tiles.split == 1 else {})
+    return constants | ({"NHWC": 1} if channels_last else {}) | ({"OUT_NHWC": 1} if out_channels_last else {})

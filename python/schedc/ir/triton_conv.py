@@ -254,13 +254,14 @@ def epilogue_chain(op: ir.Operation) -> tuple[Epilogue, list[ir.Value], list[ir.
     return Epilogue(tuple(kinds), tuple(body)), values, replaced
 
 
-def _executable(name: str, kernel: CompiledConv, workgroups: tuple[int, int, int], path: str, inputs: int = 2) -> str:
-    """The kernel's executable, of `inputs` read-only bindings and the output's. Its bindings are
-    indirect, as IREE's own dispatches' are: a replayed command buffer (static-replay) is recorded
-    once and takes the call's buffers."""
+def _executable(name: str, kernel: CompiledConv, workgroups: tuple[int, int, int], path: str, inputs: int = 2, scratch: int = 0) -> str:
+    """The kernel's executable, of `inputs` read-only bindings, `scratch` read-write ones (a
+    serial sum's counters and partial sums) and the output's. Its bindings are indirect, as
+    IREE's own dispatches' are: a replayed command buffer (static-replay) is recorded once and
+    takes the call's buffers."""
     objects = f'#hal.executable.objects<{{{CUDA_TARGET} = [#hal.executable.object<{{path = "{path}"}}>]}}>'
     x, y, z = workgroups
-    read = '#hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, ' * inputs
+    read = '#hal.pipeline.binding<storage_buffer, "ReadOnly|Indirect">, ' * inputs + "#hal.pipeline.binding<storage_buffer, Indirect>, " * scratch
     return f"""
 hal.executable.source private @{name} <{{objects = {objects}}}> {{
   hal.executable.export public @{kernel.name} ordinal(0) layout(#hal.pipeline.layout<bindings = [
@@ -283,12 +284,17 @@ def _transposed(value: str, type_: ir.RankedTensorType, permutation: tuple[int, 
 
 
 def _call(name: str, export: str, image: ir.RankedTensorType, filter_: ir.RankedTensorType, out: ir.RankedTensorType,
-          split: int, summed: bool, channels_last: bool = False, extras: tuple[ir.Type, ...] = ()) -> str:
+          split: int, summed: bool, channels_last: bool = False, extras: tuple[ir.Type, ...] = (), counters: int = 0,
+          sums: tuple[int, ...] = ()) -> str:
     """A function of (image, filter, init) -> out: the kernel's dispatch, and where `summed`
     its parts added into init; or, with `extras` (an epilogue's operands' types), of (image,
-    filter, extras...) -> out. With `channels_last` the kernel reads the image transposed to
-    NHWC (IREE fuses the transpose into the dispatch that makes the image) and the filter to
-    RSCF (a constant's transpose, which IREE evaluates once, at load)."""
+    filter, extras...) -> out, where `counters` (a kernel that sums its `split` parts itself)
+    with that many zeroed counters (tied to the dispatch) and its partial sums (`split` x
+    `sums`, the convolution's NCHW shape) a result before the output. (Tied, the partial sums
+    from a tensor.empty were hoisted into a constant and copied from it for every dispatch.)
+    With `channels_last` the kernel reads the image transposed to NHWC (IREE fuses the
+    transpose into the dispatch that makes the image) and the filter to RSCF (a constant's
+    transpose, which IREE evaluates once, at load)."""
     n, f, oh, ow = out.shape
     args, operands = "%x, %w", f"{image}, {filter_}"
     prologue = ""
@@ -296,9 +302,19 @@ def _call(name: str, export: str, image: ir.RankedTensorType, filter_: ir.Ranked
         x_text, x_type = _transposed("%x", image, (0, 2, 3, 1), "xt")
         w_text, w_type = _transposed("%w", filter_, (2, 3, 1, 0), "wt")
         prologue, args, operands = x_text + w_text, "%xt, %wt", f"{x_type}, {w_type}"
-    parameters = f"%init: {out}" if not extras else ", ".join(f"%e{i}: {t}" for i, t in enumerate(extras))
+    parameters = f"%init: {out}" if not extras and not counters else ", ".join(f"%e{i}: {t}" for i, t in enumerate(extras))
     args += "".join(f", %e{i}" for i in range(len(extras)))
     operands += "".join(f", {t}" for t in extras)
+    if counters:
+        count_type, parts_type = f"tensor<{counters}xi32>", tensor_type((split, *sums), "f32")
+        return f"""
+func.func private @call(%x: {image}, %w: {filter_}{", " if parameters else ""}{parameters}) -> {out} {{
+{prologue}  %counters_e = tensor.empty() : {count_type}
+  %zero = arith.constant 0 : i32
+  %counters = linalg.fill ins(%zero : i32) outs(%counters_e : {count_type}) -> {count_type}
+  %y:3 = flow.dispatch @{name}::@{export}({args}, %counters) : ({operands}, {count_type}) -> ({parts_type}, {out}, %counters)
+  return %y#1 : {out}
+}}"""
     if not summed:
         return f"""
 func.func private @call(%x: {image}, %w: {filter_}, {parameters}) -> {out} {{
@@ -336,7 +352,9 @@ def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: boo
     if reason is not None:
         return {"op": sizes.key, "left_to_iree": reason}
     tiles = conv_tiles(sizes)
-    chain = epilogue_chain(op) if rule.EPILOGUES and tiles.split == 1 else None
+    serial = rule.EPILOGUES and rule.SERIAL_SUM and tiles.split > 1  # its parts summed in the kernel
+    chain = epilogue_chain(op) if rule.EPILOGUES and (tiles.split == 1 or serial) else None
+    serial = serial and chain is not None
     module = top_module(op)
     transpose = None
     if chain is not None:
@@ -353,16 +371,17 @@ def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: boo
         out_type = narrowed.results[0].type if narrowed is not None else op.operands[2].type
         out_dtype = "f32" if tiles.split > 1 else sizes.out_dtype
     kernel = compile_conv(kernel_constants(sizes, tiles, channels_last, transpose is not None), sizes.dtype, out_dtype, tiles.warps,
-                          tiles.stages, arch, SHARED_BYTES, epilogue)
+                          tiles.stages, arch, SHARED_BYTES, epilogue, serial)
     path = ptx_path(kernel)
     digest = path.stem.rpartition("-")[2]
     name = executables.get(digest)
     text = ""
     if name is None:
         name = executables[digest] = f"schedc_conv_{digest}"
-        text = _executable(name, kernel, grid(sizes, tiles), str(path), 2 + len(extras))
+        text = _executable(name, kernel, grid(sizes, tiles), str(path), 2 + len(extras), 2 if serial else 0)
+    counters = grid(sizes, tiles)[0] if serial else 0
     helper = ir.Module.parse(text + _call(name, kernel.name, image.type, op.operands[1].type, out_type, tiles.split, summed, channels_last,
-                                          tuple(v.type for v in extras)), op.context)
+                                          tuple(v.type for v in extras), counters, tuple(op.results[0].type.shape)), op.context)
     call = helper.body.operations[len(helper.body.operations) - 1]
     for executable in list(helper.body.operations)[:-1]:
         module.regions[0].blocks[0].append(executable)
@@ -387,6 +406,8 @@ def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: boo
         record["epilogue"] = {"ops": len(replaced) - 1, "steps": len(epilogue.body), "operands": [kind for kind, _ in epilogue.operands]}
     if transpose is not None:
         record["output_layout"] = "nhwc"
+    if serial:
+        record["parts_summed_in_kernel"] = True
     return record
 
 

@@ -59,7 +59,8 @@ def _triton():
 
 # The kernel's source, a module of its own (Triton reads a kernel's source from its file): its
 # epilogue's operands join the parameters (`{operands}`) and its arithmetic the end (`{epilogue}`),
-# where `value` holds the f32 sums on the way to the store.
+# where `value` holds the f32 sums on the way to the store; a kernel that sums its parts itself
+# takes its counters and partial sums too (`{serial_operands}`, `{serial}`: _SERIAL_SOURCE).
 _SOURCE = """
 import triton
 import triton.language as tl
@@ -77,7 +78,7 @@ def _tf32(x):
 
 
 @triton.jit
-def conv2d(x_ptr, w_ptr, {operands}y_ptr,
+def conv2d(x_ptr, w_ptr, {operands}{serial_operands}y_ptr,
            N: tl.constexpr, C: tl.constexpr, H: tl.constexpr, W: tl.constexpr, F: tl.constexpr,
            R: tl.constexpr, S: tl.constexpr, OH: tl.constexpr, OW: tl.constexpr,
            SH: tl.constexpr, SW: tl.constexpr, PH: tl.constexpr, PW: tl.constexpr,
@@ -143,6 +144,7 @@ def conv2d(x_ptr, w_ptr, {operands}y_ptr,
                     acc = tl.dot(_tf32(a), _tf32(b), acc, input_precision="tf32")  # f32 images (tf32=true): TF32 products, as cuDNN by default
     out = part * (N * F * OH * OW) + image[:, None] * (F * OH * OW) + offs_n[None, :] * (OH * OW) + pixel[:, None]
     ok = m_ok[:, None] & n_ok[None, :]
+{serial}
     value = acc
 {epilogue}
     if OUT_NHWC:  # the output channels last (an unsplit kernel whose result only a transpose to NHWC reads)
@@ -150,6 +152,22 @@ def conv2d(x_ptr, w_ptr, {operands}y_ptr,
     else:
         tl.store(y_ptr + out, value.to(y_ptr.dtype.element_ty), mask=ok)
 """
+
+
+# The parts of a split kernel (SPLIT > 1) summed by the last of each tile's workgroups to finish,
+# as CUTLASS's serial split-K does: each stores its f32 sums into the partial sums
+# [SPLIT, N, F, OH, OW] (`p_ptr`) and, once every thread's stores are done, counts itself in at
+# its tile's counter (`c_ptr`, zero when the dispatch starts) with an acquire-release atomic at
+# GPU scope; the one that counts SPLIT - 1 reads every part back past L1 (`.cg`), in part order
+# (the same sum whichever arrives last), and alone runs the epilogue and stores.
+_SERIAL_SOURCE = """    tl.store(p_ptr + out, acc, mask=ok)
+    tl.debug_barrier()
+    arrived = tl.atomic_add(c_ptr + pid, 1, sem="acq_rel", scope="gpu")
+    out = out - part * (N * F * OH * OW)
+    ok = ok & (arrived == SPLIT - 1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for q in tl.static_range(SPLIT):
+        acc += tl.load(p_ptr + q * (N * F * OH * OW) + out, mask=ok, other=0.0, cache_modifier=".cg")"""
 
 
 @dataclass(frozen=True)
@@ -220,21 +238,23 @@ def epilogue_lines(epilogue: Epilogue) -> list[str]:
     return lines
 
 
-def kernel_source(epilogue: Epilogue | None = None) -> str:
-    """The kernel's module text, with `epilogue`'s operands and arithmetic."""
+def kernel_source(epilogue: Epilogue | None = None, serial: bool = False) -> str:
+    """The kernel's module text, with `epilogue`'s operands and arithmetic, and where `serial`
+    its parts summed in it (_SERIAL_SOURCE)."""
     epilogue = epilogue or Epilogue()
     operands = "".join(f"e{i}_ptr, " for i in range(len(epilogue.operands)))
     body = "".join(f"    {line}\n" for line in epilogue_lines(epilogue))
-    return _SOURCE.format(operands=operands, epilogue=body.rstrip("\n") or "    pass")
+    return _SOURCE.format(operands=operands, epilogue=body.rstrip("\n") or "    pass", serial_operands="c_ptr, p_ptr, " if serial else "",
+                          serial=_SERIAL_SOURCE if serial else "    pass")
 
 
-def _kernel(epilogue: Epilogue | None = None):
-    """Triton and the kernel (`conv2d`, with `epilogue`), loaded from its source's file in the
-    cache (written once, named by its digest)."""
+def _kernel(epilogue: Epilogue | None = None, serial: bool = False):
+    """Triton and the kernel (`conv2d`, with `epilogue`, summing its parts where `serial`),
+    loaded from its source's file in the cache (written once, named by its digest)."""
     triton = _triton()
     import importlib.util
 
-    text = kernel_source(epilogue)
+    text = kernel_source(epilogue, serial)
     digest = hashlib.sha256(text.encode()).hexdigest()[:20]
     path = cache_folder() / f"{KERNEL}-source-{digest}.py"
     if not path.exists() or path.read_text() != text:
@@ -249,25 +269,27 @@ _TYPES = {"f16": "*fp16", "bf16": "*bf16", "f32": "*fp32"}
 
 
 def compile_conv(constants: dict[str, int], dtype: str, out_dtype: str, warps: int, stages: int, arch: int = 90,
-                 max_shared_bytes: int = 48 * 1024, epilogue: Epilogue | None = None) -> CompiledConv:
+                 max_shared_bytes: int = 48 * 1024, epilogue: Epilogue | None = None, serial: bool = False) -> CompiledConv:
     """The PTX of `conv2d` with `constants` (its compile-time sizes and tiles, by name:
     schedc.decisions.triton_conv.kernel_constants) for `dtype` images and filters and a
     `out_dtype` output, with `epilogue` before the store, on sm_`arch`, from the cache or
     Triton; KernelUnavailable where Triton cannot compile it or it needs more than
     `max_shared_bytes` of shared memory. Its parameters are the image, the filter, the
-    epilogue's operands and the output, in that order (the dispatch's bindings)."""
+    epilogue's operands, where `serial` (its parts summed in it: _SERIAL_SOURCE) its counters (i32,
+    one a tile) and partial sums, and the output, in that order (the dispatch's bindings)."""
     epilogue = epilogue or Epilogue()
     key = json.dumps({"source": hashlib.sha256(Path(__file__).read_bytes()).hexdigest(), "triton": TRITON_VERSION, "arch": arch,
                       "constants": constants, "types": [dtype, out_dtype], "warps": warps, "stages": stages,
-                      "epilogue": [epilogue.operands, epilogue.body]}, sort_keys=True)
+                      "epilogue": [epilogue.operands, epilogue.body], "serial": serial}, sort_keys=True)
     path = cache_folder() / f"{KERNEL}-{hashlib.sha256(key.encode()).hexdigest()[:20]}.json"
     if path.exists():
         cached = json.loads(path.read_text())
         return CompiledConv(cached["ptx"], cached["name"], cached["threads"], cached["shared_bytes"])
-    triton, kernel = _kernel(epilogue)
+    triton, kernel = _kernel(epilogue, serial)
     from triton.backends.compiler import GPUTarget
 
     pointers = {"x_ptr": _TYPES[dtype], "w_ptr": _TYPES[dtype]} | {f"e{i}_ptr": _TYPES[t] for i, (_, t) in enumerate(epilogue.operands)}
+    pointers |= {"c_ptr": "*i32", "p_ptr": "*fp32"} if serial else {}
     pointers["y_ptr"] = _TYPES[out_dtype]
     signature = pointers | {k: "constexpr" for k in constants}
     aligned = [["tt.divisibility", 16]]
