@@ -477,3 +477,58 @@ def test_a_serial_sum_s_ptx_counts_in_with_a_gpu_scope_acquire_release_atomic_af
     atomic = re.search(r"@%p\d+ atom\.global\.gpu\.acq_rel\.add\.u32", compiled.ptx)  # one thread's, predicated
     assert atomic is not None and "bar.sync" in compiled.ptx[:atomic.start()] and "bar.sync" in compiled.ptx[atomic.end():]
     assert "ld.global.cg" in compiled.ptx  # the parts read past L1
+
+
+def _both_layouts_error() -> float:
+    """A split kernel summing its parts, with EPILOGUE, writing NCHW and NHWC, against torch."""
+    _, conv = kernel._kernel(EPILOGUE, serial=True, both_layouts=True)
+    sizes, tiles = _sizes(64, 24, 7, n=2), ConvTiles(16, 16, 16, 4, 2, split=2)
+    torch.manual_seed(0)
+    x, w = torch.randn(sizes.n, sizes.c, sizes.h, sizes.w).half(), torch.randn(sizes.f, sizes.c, sizes.r, sizes.s).half()
+    bias, scale = torch.randn(sizes.f), torch.randn(sizes.f)
+    residual = torch.randn(sizes.n, sizes.f, sizes.oh, sizes.ow).half()
+    nchw, nhwc = torch.zeros(sizes.n, sizes.f, sizes.oh, sizes.ow).half(), torch.zeros(sizes.n, sizes.oh, sizes.ow, sizes.f).half()
+    counters, parts = torch.zeros(grid(sizes, tiles)[0], dtype=torch.int32), torch.zeros(tiles.split, sizes.n, sizes.f, sizes.oh, sizes.ow)
+    conv[grid(sizes, tiles)](x.permute(0, 2, 3, 1).contiguous(), w.permute(2, 3, 1, 0).contiguous(), bias, scale, residual, counters, parts,
+                             nchw, nhwc, **kernel_constants(sizes, tiles, True))
+    product = nn.functional.conv2d(x.float(), w.float(), padding=sizes.padding) + bias[None, :, None, None]
+    expected = torch.relu(product.half().float() * scale[None, :, None, None] + residual.float()).half().float()
+    return max((result.float() - expected).abs().max().item() / expected.abs().max().item() for result in (nchw, nhwc.permute(0, 3, 1, 2)))
+
+
+def test_a_kernel_whose_result_a_transpose_and_other_ops_read_writes_it_both_ways():
+    code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import test_triton_conv as t; "
+            f"print(json.dumps(t._both_layouts_error()))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) <= 2e-3
+
+
+class Residual(nn.Module):
+    """Two of ResNet's basic blocks: the first's output is the second's image and its residual."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Conv2d(64, 64, 3, padding=1, bias=False) for _ in range(4))
+        self.norms = nn.ModuleList(nn.BatchNorm2d(64) for _ in range(4))
+
+    def forward(self, x):
+        for block in range(2):
+            y = torch.relu(self.norms[2 * block](self.convs[2 * block](x)))
+            x = torch.relu(self.norms[2 * block + 1](self.convs[2 * block + 1](y)) + x)
+        return x
+
+
+def test_resnet_blocks_are_one_dispatch_a_convolution_between_the_input_s_transpose_and_the_output():
+    torch.manual_seed(0)
+    mlir = schedc.import_torch(Residual().eval().half(), torch.randn(1, 64, 14, 14, dtype=torch.float16))
+    result = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow"))
+    flow = result.output.decode() if isinstance(result.output, bytes) else result.output
+    forward = flow[flow.index("util.func public @forward"):]
+    dispatches = re.findall(r"flow\.dispatch @(\S+?)::@(\S+?)\(", forward)
+    assert len(dispatches) == 5 and dispatches[0][1].endswith("transpose_64x196_f16")  # the input, channels last
+    assert all(executable.startswith("schedc_conv_") for executable, _ in dispatches[1:])
+    (function,) = [v for k, v in result.records["triton-conv"].items() if k != "unavailable"]
+    layouts = [c.get("output_layout", "nchw") for c in function["convolutions"]]
+    assert layouts == ["nhwc", "nchw and nhwc", "nhwc", "nchw"]  # the first block's output: the second's image and residual
+    assert all(c["epilogue"]["operands"].count("tensor") == (i % 2) for i, c in enumerate(function["convolutions"]))  # residuals

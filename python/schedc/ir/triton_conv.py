@@ -254,9 +254,10 @@ def epilogue_chain(op: ir.Operation) -> tuple[Epilogue, list[ir.Value], list[ir.
     return Epilogue(tuple(kinds), tuple(body)), values, replaced
 
 
-def _executable(name: str, kernel: CompiledConv, workgroups: tuple[int, int, int], path: str, inputs: int = 2, scratch: int = 0) -> str:
+def _executable(name: str, kernel: CompiledConv, workgroups: tuple[int, int, int], path: str, inputs: int = 2, scratch: int = 0,
+                outputs: int = 1) -> str:
     """The kernel's executable, of `inputs` read-only bindings, `scratch` read-write ones (a
-    serial sum's counters and partial sums) and the output's. Its bindings are indirect, as
+    serial sum's counters and partial sums) and the `outputs`'. Its bindings are indirect, as
     IREE's own dispatches' are: a replayed command buffer (static-replay) is recorded once and
     takes the call's buffers."""
     objects = f'#hal.executable.objects<{{{CUDA_TARGET} = [#hal.executable.object<{{path = "{path}"}}>]}}>'
@@ -265,7 +266,7 @@ def _executable(name: str, kernel: CompiledConv, workgroups: tuple[int, int, int
     return f"""
 hal.executable.source private @{name} <{{objects = {objects}}}> {{
   hal.executable.export public @{kernel.name} ordinal(0) layout(#hal.pipeline.layout<bindings = [
-      {read}#hal.pipeline.binding<storage_buffer, Indirect>], flags = Indirect>) count(%device: !hal.device) -> (index, index, index) {{
+      {read}{", ".join(["#hal.pipeline.binding<storage_buffer, Indirect>"] * outputs)}], flags = Indirect>) count(%device: !hal.device) -> (index, index, index) {{
     %x = arith.constant {x} : index
     %y = arith.constant {y} : index
     %z = arith.constant {z} : index
@@ -283,41 +284,27 @@ def _transposed(value: str, type_: ir.RankedTensorType, permutation: tuple[int, 
     return text, result
 
 
+def _images(image: ir.RankedTensorType, filter_: ir.RankedTensorType, channels_last: bool) -> tuple[str, str, str]:
+    """(ops before the dispatch, its image and filter operands, their types). With
+    `channels_last` the kernel reads the image transposed to NHWC (IREE fuses the transpose into
+    the dispatch that makes the image) and the filter to RSCF (a constant's transpose, which
+    IREE evaluates once, at load)."""
+    if not channels_last:
+        return "", "%x, %w", f"{image}, {filter_}"
+    x_text, x_type = _transposed("%x", image, (0, 2, 3, 1), "xt")
+    w_text, w_type = _transposed("%w", filter_, (2, 3, 1, 0), "wt")
+    return x_text + w_text, "%xt, %wt", f"{x_type}, {w_type}"
+
+
 def _call(name: str, export: str, image: ir.RankedTensorType, filter_: ir.RankedTensorType, out: ir.RankedTensorType,
-          split: int, summed: bool, channels_last: bool = False, extras: tuple[ir.Type, ...] = (), counters: int = 0,
-          sums: tuple[int, ...] = ()) -> str:
+          split: int, summed: bool, channels_last: bool = False) -> str:
     """A function of (image, filter, init) -> out: the kernel's dispatch, and where `summed`
-    its parts added into init; or, with `extras` (an epilogue's operands' types), of (image,
-    filter, extras...) -> out, where `counters` (a kernel that sums its `split` parts itself)
-    with that many zeroed counters (tied to the dispatch) and its partial sums (`split` x
-    `sums`, the convolution's NCHW shape) a result before the output. (Tied, the partial sums
-    from a tensor.empty were hoisted into a constant and copied from it for every dispatch.)
-    With `channels_last` the kernel reads the image transposed to NHWC (IREE fuses the
-    transpose into the dispatch that makes the image) and the filter to RSCF (a constant's
-    transpose, which IREE evaluates once, at load)."""
+    its parts added into init (see `_images` for `channels_last`)."""
     n, f, oh, ow = out.shape
-    args, operands = "%x, %w", f"{image}, {filter_}"
-    prologue = ""
-    if channels_last:
-        x_text, x_type = _transposed("%x", image, (0, 2, 3, 1), "xt")
-        w_text, w_type = _transposed("%w", filter_, (2, 3, 1, 0), "wt")
-        prologue, args, operands = x_text + w_text, "%xt, %wt", f"{x_type}, {w_type}"
-    parameters = f"%init: {out}" if not extras and not counters else ", ".join(f"%e{i}: {t}" for i, t in enumerate(extras))
-    args += "".join(f", %e{i}" for i in range(len(extras)))
-    operands += "".join(f", {t}" for t in extras)
-    if counters:
-        count_type, parts_type = f"tensor<{counters}xi32>", tensor_type((split, *sums), "f32")
-        return f"""
-func.func private @call(%x: {image}, %w: {filter_}{", " if parameters else ""}{parameters}) -> {out} {{
-{prologue}  %counters_e = tensor.empty() : {count_type}
-  %zero = arith.constant 0 : i32
-  %counters = linalg.fill ins(%zero : i32) outs(%counters_e : {count_type}) -> {count_type}
-  %y:3 = flow.dispatch @{name}::@{export}({args}, %counters) : ({operands}, {count_type}) -> ({parts_type}, {out}, %counters)
-  return %y#1 : {out}
-}}"""
+    prologue, args, operands = _images(image, filter_, channels_last)
     if not summed:
         return f"""
-func.func private @call(%x: {image}, %w: {filter_}, {parameters}) -> {out} {{
+func.func private @call(%x: {image}, %w: {filter_}, %init: {out}) -> {out} {{
 {prologue}  %y = flow.dispatch @{name}::@{export}({args}) : ({operands}) -> {out}
   return %y : {out}
 }}"""
@@ -334,6 +321,34 @@ func.func private @call(%x: {image}, %w: {filter_}, %init: {out}) -> {out} {{
     linalg.yield %s : f32
   }} -> {out}
   return %y : {out}
+}}"""
+
+
+def _epilogue_call(name: str, export: str, image: ir.RankedTensorType, filter_: ir.RankedTensorType, outs: tuple[ir.Type, ...],
+                   channels_last: bool, extras: tuple[ir.Type, ...], split: int = 1, counters: int = 0, sums: tuple[int, ...] = ()) -> str:
+    """A function of (image, filter, the epilogue's operands...) -> outs (the output, and where a
+    second is given the same channels last): the kernel's dispatch. A kernel that sums its
+    `split` parts itself takes `counters` zeroed counters (tied to the dispatch) and writes its
+    partial sums (`split` x `sums`, the convolution's NCHW shape) as a result before the outputs.
+    (Tied, the partial sums from a tensor.empty were hoisted into a constant and copied from it
+    for every dispatch.)"""
+    prologue, args, operands = _images(image, filter_, channels_last)
+    parameters = "".join(f", %e{i}: {t}" for i, t in enumerate(extras))
+    args += "".join(f", %e{i}" for i in range(len(extras)))
+    operands += "".join(f", {t}" for t in extras)
+    results, returned = [str(t) for t in outs], [f"%y#{i}" for i in range(len(outs))]
+    if counters:
+        count_type = f"tensor<{counters}xi32>"
+        prologue += (f"  %counters_e = tensor.empty() : {count_type}\n  %zero = arith.constant 0 : i32\n"
+                     f"  %counters = linalg.fill ins(%zero : i32) outs(%counters_e : {count_type}) -> {count_type}\n")
+        args, operands = f"{args}, %counters", f"{operands}, {count_type}"
+        results = [tensor_type((split, *sums), "f32"), *results, "%counters"]
+        returned = [f"%y#{i + 1}" for i in range(len(outs))]
+    types = ", ".join(str(t) for t in outs)
+    return f"""
+func.func private @call(%x: {image}, %w: {filter_}{parameters}) -> ({types}) {{
+{prologue}  %y:{len(results)} = flow.dispatch @{name}::@{export}({args}) : ({operands}) -> ({", ".join(results)})
+  return {", ".join(returned)} : {types}
 }}"""
 
 
@@ -356,7 +371,7 @@ def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: boo
     chain = epilogue_chain(op) if rule.EPILOGUES and (tiles.split == 1 or serial) else None
     serial = serial and chain is not None
     module = top_module(op)
-    transpose = None
+    transpose = second = None
     if chain is not None:
         epilogue, extras, replaced = chain
         out_type = ir.RankedTensorType(replaced[-1].results[0].type)
@@ -364,6 +379,8 @@ def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: boo
         transpose = _to_channels_last(replaced[-1].results[0])
         if transpose is not None:  # the kernel writes what the transpose would have
             out_type = ir.RankedTensorType(transpose.results[0].type)
+        else:  # one reader of several a transpose to NHWC: the kernel writes both
+            second = _to_channels_last(replaced[-1].results[0], among_others=True)
     else:
         epilogue, extras, replaced = None, [], []
         summed = tiles.split > 1 or not zero_fill(op.operands[2])
@@ -371,25 +388,32 @@ def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: boo
         out_type = narrowed.results[0].type if narrowed is not None else op.operands[2].type
         out_dtype = "f32" if tiles.split > 1 else sizes.out_dtype
     kernel = compile_conv(kernel_constants(sizes, tiles, channels_last, transpose is not None), sizes.dtype, out_dtype, tiles.warps,
-                          tiles.stages, arch, SHARED_BYTES, epilogue, serial)
+                          tiles.stages, arch, SHARED_BYTES, epilogue, serial, second is not None)
     path = ptx_path(kernel)
     digest = path.stem.rpartition("-")[2]
     name = executables.get(digest)
     text = ""
     if name is None:
         name = executables[digest] = f"schedc_conv_{digest}"
-        text = _executable(name, kernel, grid(sizes, tiles), str(path), 2 + len(extras), 2 if serial else 0)
-    counters = grid(sizes, tiles)[0] if serial else 0
-    helper = ir.Module.parse(text + _call(name, kernel.name, image.type, op.operands[1].type, out_type, tiles.split, summed, channels_last,
-                                          tuple(v.type for v in extras), counters, tuple(op.results[0].type.shape)), op.context)
+        text = _executable(name, kernel, grid(sizes, tiles), str(path), 2 + len(extras), 2 if serial else 0, 2 if second is not None else 1)
+    if chain is not None:
+        outs = (out_type, second.results[0].type) if second is not None else (out_type,)
+        counters = grid(sizes, tiles)[0] if serial else 0
+        call_text = _epilogue_call(name, kernel.name, image.type, op.operands[1].type, outs, channels_last, tuple(v.type for v in extras),
+                                   tiles.split, counters, tuple(op.results[0].type.shape))
+    else:
+        call_text = _call(name, kernel.name, image.type, op.operands[1].type, out_type, tiles.split, summed, channels_last)
+    helper = ir.Module.parse(text + call_text, op.context)
     call = helper.body.operations[len(helper.body.operations) - 1]
     for executable in list(helper.body.operations)[:-1]:
         module.regions[0].blocks[0].append(executable)
     if chain is not None:  # the dispatch takes the last op's place (or its transpose's), and the ops before it go
         init = op.operands[2]
-        (result,) = inline_values(call, [image, op.operands[1], *extras], before=replaced[-1])
-        (transpose or replaced[-1]).results[0].replace_all_uses_with(result)
-        for done in ([transpose] if transpose is not None else []) + list(reversed(replaced)):
+        results = inline_values(call, [image, op.operands[1], *extras], before=replaced[-1])
+        if second is not None:
+            second.results[0].replace_all_uses_with(results[1])
+        (transpose or replaced[-1]).results[0].replace_all_uses_with(results[0])
+        for done in [t for t in (transpose, second) if t is not None] + list(reversed(replaced)):
             done.erase()
         if isinstance(init, ir.OpResult) and not list(init.uses):
             init.owner.erase()
@@ -404,17 +428,19 @@ def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: boo
               "padding_read_in_place": pad is not None, "layout": "nhwc" if channels_last else "nchw"}
     if epilogue is not None and epilogue.body:
         record["epilogue"] = {"ops": len(replaced) - 1, "steps": len(epilogue.body), "operands": [kind for kind, _ in epilogue.operands]}
-    if transpose is not None:
-        record["output_layout"] = "nhwc"
+    if transpose is not None or second is not None:
+        record["output_layout"] = "nhwc" if transpose is not None else "nchw and nhwc"
     if serial:
         record["parts_summed_in_kernel"] = True
     return record
 
 
-def _to_channels_last(value: ir.Value) -> ir.Operation | None:
+def _to_channels_last(value: ir.Value, among_others: bool = False) -> ir.Operation | None:
     """The `linalg.transpose` to NHWC that alone reads `value` (the image of a convolution of the
-    kernel's that reads channels last), or None."""
+    kernel's that reads channels last), or, `among_others`, the one such transpose among
+    several readers; None where there is none."""
     users = [use.owner for use in value.uses]
-    if len(users) != 1 or users[0].name != "linalg.transpose" or users[0].operands[0] != value:
+    found = [u for u in users if u.name == "linalg.transpose" and u.operands[0] == value and list(u.attributes["permutation"]) == [0, 2, 3, 1]]
+    if len(found) != 1 or (len(users) == 1) == among_others:
         return None
-    return users[0] if list(users[0].attributes["permutation"]) == [0, 2, 3, 1] else None
+    return found[0]

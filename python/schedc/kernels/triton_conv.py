@@ -60,7 +60,8 @@ def _triton():
 # The kernel's source, a module of its own (Triton reads a kernel's source from its file): its
 # epilogue's operands join the parameters (`{operands}`) and its arithmetic the end (`{epilogue}`),
 # where `value` holds the f32 sums on the way to the store; a kernel that sums its parts itself
-# takes its counters and partial sums too (`{serial_operands}`, `{serial}`: _SERIAL_SOURCE).
+# takes its counters and partial sums too (`{serial_operands}`, `{serial}`: _SERIAL_SOURCE); and one
+# whose result both a transpose to NHWC and other ops read writes it both ways (`{second_output}`).
 _SOURCE = """
 import triton
 import triton.language as tl
@@ -78,7 +79,7 @@ def _tf32(x):
 
 
 @triton.jit
-def conv2d(x_ptr, w_ptr, {operands}{serial_operands}y_ptr,
+def conv2d(x_ptr, w_ptr, {operands}{serial_operands}y_ptr, {second_output}
            N: tl.constexpr, C: tl.constexpr, H: tl.constexpr, W: tl.constexpr, F: tl.constexpr,
            R: tl.constexpr, S: tl.constexpr, OH: tl.constexpr, OW: tl.constexpr,
            SH: tl.constexpr, SW: tl.constexpr, PH: tl.constexpr, PW: tl.constexpr,
@@ -147,10 +148,11 @@ def conv2d(x_ptr, w_ptr, {operands}{serial_operands}y_ptr,
 {serial}
     value = acc
 {epilogue}
-    if OUT_NHWC:  # the output channels last (an unsplit kernel whose result only a transpose to NHWC reads)
+    if OUT_NHWC:  # the output channels last (where only a transpose to NHWC reads it)
         tl.store(y_ptr + offs_m[:, None] * F + offs_n[None, :], value.to(y_ptr.dtype.element_ty), mask=ok)
     else:
         tl.store(y_ptr + out, value.to(y_ptr.dtype.element_ty), mask=ok)
+{second_store}
 """
 
 
@@ -168,6 +170,9 @@ _SERIAL_SOURCE = """    tl.store(p_ptr + out, acc, mask=ok)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for q in tl.static_range(SPLIT):
         acc += tl.load(p_ptr + q * (N * F * OH * OW) + out, mask=ok, other=0.0, cache_modifier=".cg")"""
+
+
+_SECOND_STORE = "    tl.store(y2_ptr + offs_m[:, None] * F + offs_n[None, :], value.to(y2_ptr.dtype.element_ty), mask=ok)"
 
 
 @dataclass(frozen=True)
@@ -238,23 +243,26 @@ def epilogue_lines(epilogue: Epilogue) -> list[str]:
     return lines
 
 
-def kernel_source(epilogue: Epilogue | None = None, serial: bool = False) -> str:
-    """The kernel's module text, with `epilogue`'s operands and arithmetic, and where `serial`
-    its parts summed in it (_SERIAL_SOURCE)."""
+def kernel_source(epilogue: Epilogue | None = None, serial: bool = False, both_layouts: bool = False) -> str:
+    """The kernel's module text, with `epilogue`'s operands and arithmetic, where `serial` its
+    parts summed in it (_SERIAL_SOURCE), and where `both_layouts` a second output, the first's
+    values channels last."""
     epilogue = epilogue or Epilogue()
     operands = "".join(f"e{i}_ptr, " for i in range(len(epilogue.operands)))
     body = "".join(f"    {line}\n" for line in epilogue_lines(epilogue))
     return _SOURCE.format(operands=operands, epilogue=body.rstrip("\n") or "    pass", serial_operands="c_ptr, p_ptr, " if serial else "",
-                          serial=_SERIAL_SOURCE if serial else "    pass")
+                          serial=_SERIAL_SOURCE if serial else "    pass", second_output="y2_ptr, " if both_layouts else "",
+                          second_store=_SECOND_STORE if both_layouts else "")
 
 
-def _kernel(epilogue: Epilogue | None = None, serial: bool = False):
-    """Triton and the kernel (`conv2d`, with `epilogue`, summing its parts where `serial`),
-    loaded from its source's file in the cache (written once, named by its digest)."""
+def _kernel(epilogue: Epilogue | None = None, serial: bool = False, both_layouts: bool = False):
+    """Triton and the kernel (`conv2d`, with `epilogue`, summing its parts where `serial`,
+    writing a second output channels last where `both_layouts`), loaded from its source's file
+    in the cache (written once, named by its digest)."""
     triton = _triton()
     import importlib.util
 
-    text = kernel_source(epilogue, serial)
+    text = kernel_source(epilogue, serial, both_layouts)
     digest = hashlib.sha256(text.encode()).hexdigest()[:20]
     path = cache_folder() / f"{KERNEL}-source-{digest}.py"
     if not path.exists() or path.read_text() != text:
@@ -269,28 +277,31 @@ _TYPES = {"f16": "*fp16", "bf16": "*bf16", "f32": "*fp32"}
 
 
 def compile_conv(constants: dict[str, int], dtype: str, out_dtype: str, warps: int, stages: int, arch: int = 90,
-                 max_shared_bytes: int = 48 * 1024, epilogue: Epilogue | None = None, serial: bool = False) -> CompiledConv:
+                 max_shared_bytes: int = 48 * 1024, epilogue: Epilogue | None = None, serial: bool = False,
+                 both_layouts: bool = False) -> CompiledConv:
     """The PTX of `conv2d` with `constants` (its compile-time sizes and tiles, by name:
     schedc.decisions.triton_conv.kernel_constants) for `dtype` images and filters and a
     `out_dtype` output, with `epilogue` before the store, on sm_`arch`, from the cache or
     Triton; KernelUnavailable where Triton cannot compile it or it needs more than
     `max_shared_bytes` of shared memory. Its parameters are the image, the filter, the
     epilogue's operands, where `serial` (its parts summed in it: _SERIAL_SOURCE) its counters (i32,
-    one a tile) and partial sums, and the output, in that order (the dispatch's bindings)."""
+    one a tile) and partial sums, and the output (and where `both_layouts` the same NHWC), in
+    that order (the dispatch's bindings)."""
     epilogue = epilogue or Epilogue()
     key = json.dumps({"source": hashlib.sha256(Path(__file__).read_bytes()).hexdigest(), "triton": TRITON_VERSION, "arch": arch,
                       "constants": constants, "types": [dtype, out_dtype], "warps": warps, "stages": stages,
-                      "epilogue": [epilogue.operands, epilogue.body], "serial": serial}, sort_keys=True)
+                      "epilogue": [epilogue.operands, epilogue.body], "serial": serial, "both_layouts": both_layouts}, sort_keys=True)
     path = cache_folder() / f"{KERNEL}-{hashlib.sha256(key.encode()).hexdigest()[:20]}.json"
     if path.exists():
         cached = json.loads(path.read_text())
         return CompiledConv(cached["ptx"], cached["name"], cached["threads"], cached["shared_bytes"])
-    triton, kernel = _kernel(epilogue, serial)
+    triton, kernel = _kernel(epilogue, serial, both_layouts)
     from triton.backends.compiler import GPUTarget
 
     pointers = {"x_ptr": _TYPES[dtype], "w_ptr": _TYPES[dtype]} | {f"e{i}_ptr": _TYPES[t] for i, (_, t) in enumerate(epilogue.operands)}
     pointers |= {"c_ptr": "*i32", "p_ptr": "*fp32"} if serial else {}
     pointers["y_ptr"] = _TYPES[out_dtype]
+    pointers |= {"y2_ptr": _TYPES[out_dtype]} if both_layouts else {}
     signature = pointers | {k: "constexpr" for k in constants}
     aligned = [["tt.divisibility", 16]]
     source = triton.compiler.ASTSource(fn=kernel, signature=signature, constexprs=constants, attrs={(i,): aligned for i in range(len(pointers))})
