@@ -58,6 +58,32 @@ util.func public @deep(%x: tensor<1x512x9x9xf16>, %w: tensor<512x512x3x3xf16>, %
 
 // -----
 
+// The same deep one whose bias is a broadcast vector with a ReLU after it: the kernel sums its 8
+// parts itself (counters zeroed before it, tied to it; the partial sums a result of their own) and
+// runs the bias and the ReLU before its store; the broadcast and the ReLU's generic are gone.
+
+// CHECK-LABEL: util.func public @deep_relu
+//   CHECK-NOT:   linalg.broadcast
+//       CHECK:   %[[ZERO:.+]] = linalg.fill ins(%{{.+}} : i32) outs(%{{.+}} : tensor<16xi32>)
+//       CHECK:   %[[Y:.+]]:3 = flow.dispatch @{{schedc_conv_[0-9a-f]+}}::@conv2d(%{{.+}}, %{{.+}}, %arg2, %[[ZERO]]) : (tensor<1x9x9x512xf16>, tensor<3x3x512x512xf16>, tensor<512xf32>, tensor<16xi32>) -> (tensor<8x1x512x7x7xf32>, tensor<1x512x7x7xf32>, %[[ZERO]])
+//   CHECK-NOT:   linalg.generic
+//       CHECK:   util.return %[[Y]]#1
+util.func public @deep_relu(%x: tensor<1x512x9x9xf16>, %w: tensor<512x512x3x3xf16>, %bias: tensor<512xf32>) -> tensor<1x512x7x7xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x512x7x7xf32>
+  %b = linalg.broadcast ins(%bias : tensor<512xf32>) outs(%e : tensor<1x512x7x7xf32>) dimensions = [0, 2, 3]
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<1x512x9x9xf16>, tensor<512x512x3x3xf16>) outs(%b : tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x512x7x7xf32>) outs(%e : tensor<1x512x7x7xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %gt = arith.cmpf ugt, %in, %zero : f32
+    %s = arith.select %gt, %in, %zero : f32
+    linalg.yield %s : f32
+  } -> tensor<1x512x7x7xf32>
+  util.return %r : tensor<1x512x7x7xf32>
+}
+
+// -----
+
 // f32 and grouped convolutions stay IREE's, and so do 1x1 ones (the rule's choice).
 
 // CHECK-LABEL: util.func public @one_by_one
