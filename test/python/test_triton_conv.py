@@ -394,7 +394,7 @@ def test_an_epilogue_is_triton_lines_and_an_op_the_kernel_does_not_know_is_an_er
 
 
 class Fire(nn.Module):
-    """A SqueezeNet fire module's expansions: the 3x3's ReLU goes into a concatenation."""
+    """A SqueezeNet fire module: the 3x3 expansion's ReLU goes into a concatenation."""
 
     def __init__(self):
         super().__init__()
@@ -407,17 +407,21 @@ class Fire(nn.Module):
         return torch.cat([torch.relu(self.e1(s)), torch.relu(self.e3(s))], 1)
 
 
-def test_an_epilogue_stops_before_a_concatenation_iree_writes_its_own_result_into_in_place():
+def test_a_kernel_with_its_epilogue_writes_into_a_concatenation_in_place():
     torch.manual_seed(0)
     mlir = schedc.import_torch(Fire().eval().half(), torch.randn(1, 32, 16, 16, dtype=torch.float16))
     result = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow"))
     (function,) = [v for k, v in result.records["triton-conv"].items() if k != "unavailable"]
     (conv,) = function["convolutions"]
-    assert conv["epilogue"] == {"ops": 1, "steps": 2, "operands": ["channel"]}  # the bias and the cast; not the ReLU
+    assert conv["epilogue"] == {"ops": 2, "steps": 4, "operands": ["channel"]}  # the bias, the cast and the ReLU
     flow = result.output.decode() if isinstance(result.output, bytes) else result.output
     forward = flow[flow.index("util.func public @forward"):]
-    assert re.search(r"flow\.dispatch @schedc_conv_\w+::@conv2d\(.*\) -> tensor<1x32x16x16xf16>", forward)  # NCHW, the bias in
-    assert len(re.findall(r"flow\.dispatch @\S*_dispatch_\d+_elementwise_", forward)) == 1  # the ReLU, into the concatenation
+    assert not re.findall(r"flow\.dispatch @\S*_dispatch_\d+_elementwise_", forward)
+    assert len(re.findall(r"flow\.tensor\.update", forward)) == 2  # both expansions into the concatenation
+    stream = compile_with_options(mlir, CompileOptions(target="cuda", emit="stream")).output
+    stream = stream.decode() if isinstance(stream, bytes) else stream
+    forward = stream[stream.index("@forward"):]
+    assert len(re.findall(r"stream\.cmd\.dispatch", forward)) == 4 and "stream.cmd.copy" not in forward  # the kernel's result placed, not copied
 
 
 def test_without_epilogues_the_kernel_writes_its_sums_and_iree_runs_what_follows(monkeypatch):

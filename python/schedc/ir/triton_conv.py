@@ -215,9 +215,9 @@ def epilogue_chain(op: ir.Operation) -> tuple[Epilogue, list[ir.Value], list[ir.
     """What the kernel runs after the convolution `op` (see the module's doc): (the epilogue,
     its operands' values, and the ops its dispatch replaces: `op`, then each elementwise
     reader in turn; the last one's result is the dispatch's), or None where `op`'s initial value
-    is neither zero nor a bias vector's broadcast. A chain whose last result goes into a
-    concatenation stops before that op: IREE writes its own elementwise dispatch's result there
-    in place, and copies a kernel's."""
+    is neither zero nor a bias vector's broadcast. (A result that goes into a concatenation is
+    written there in place: IREE places the kernel's dispatch result in the concatenation's
+    buffer on cuda, as it does its own dispatches'.)"""
     out = ir.RankedTensorType(op.results[0].type)
     chain = _Chain(list(out.shape))
     current = "acc"
@@ -240,9 +240,6 @@ def epilogue_chain(op: ir.Operation) -> tuple[Epilogue, list[ir.Value], list[ir.
         steps.append(len(chain.body))
         results.append(named)
         value = users[0].results[0]
-    if len(replaced) > 1 and any(use.owner.name in ("tensor.concat", "tensor.insert_slice") for use in value.uses):
-        for kept in (replaced, steps, results):
-            kept.pop()
     body = chain.body[:steps[-1]]
     if results[-1] != (f"r{len(body) - 1}" if body else "acc"):  # a last op that yields an earlier value
         return None
