@@ -211,6 +211,10 @@ def test_the_cuda_compile_dispatches_the_kernel_for_each_f16_convolution():
     (function,) = [v for k, v in records.items() if k != "unavailable"]
     assert [c["split"] for c in function["convolutions"]] == [1, 2] and all(c["padding_read_in_place"] for c in function["convolutions"])
     assert [c.get("parts_summed_in_kernel", False) for c in function["convolutions"]] == [False, True]
+    from schedc.report.build import triton_conv_line
+
+    assert triton_conv_line(function) == ("triton-conv: 2 convolutions in schedc's Triton kernel (sm_80, 2 running the elementwise ops "
+                                          "after them, 1 summing their parts)")
     assert [c["work"] for c in function["convolutions"]] == [128 * 16 * 16 * 64 * 9, 256 * 8 * 8 * 128 * 9]  # multiply-adds
     assert result.records["split-k"]["module"]["split"] == []  # nothing left for it
 
@@ -316,7 +320,8 @@ def test_the_rule_leaves_1x1_convolutions_and_stems_to_iree_and_the_report_says_
     from schedc.report.build import build_report, summary_lines
 
     line = summary_lines(build_report(result.records, {}, {}, {}))[0]
-    assert line.endswith("triton-conv: 1 convolution in schedc's Triton kernel (sm_80), 1 left to IREE's (a 1x1 convolution), "
+    assert line.endswith("triton-conv: 1 convolution in schedc's Triton kernel (sm_80, 1 running the elementwise ops after them), "
+                         "1 left to IREE's (a 1x1 convolution), "
                          "1 left to IREE's (under 16 channels)")
     every = compile_with_options(mlir, CompileOptions(target="cuda", emit="flow", passes="triton-conv{every=true},memory-order,arena-plan"))
     flow = every.output.decode() if isinstance(every.output, bytes) else every.output

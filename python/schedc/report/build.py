@@ -92,7 +92,9 @@ def build_report(records: dict, with_schedc: dict, without: dict, meta: dict, ar
 def triton_conv_line(record: dict) -> str:
     """A function's convolutions in schedc's Triton kernel, those left to IREE and why."""
     taken, left, declined = record.get("convolutions", []), record.get("left_to_iree", []), record.get("declined", [])
-    line = f"triton-conv: {len(taken)} convolution{'s' if len(taken) != 1 else ''} in schedc's Triton kernel (sm_{record.get('arch')})"
+    fused, summing = sum("epilogue" in entry for entry in taken), sum(bool(entry.get("parts_summed_in_kernel")) for entry in taken)
+    inside = "".join(f", {n} {what}" for n, what in ((fused, "running the elementwise ops after them"), (summing, "summing their parts")) if n)
+    line = f"triton-conv: {len(taken)} convolution{'s' if len(taken) != 1 else ''} in schedc's Triton kernel (sm_{record.get('arch')}{inside})"
     reasons = _counts(entry["left_to_iree"].split(" (")[0].split(":")[0] for entry in left)
     if left:
         line += ", " + ", ".join(f"{n} left to IREE's ({reason})" for reason, n in sorted(reasons.items()))
