@@ -541,3 +541,49 @@ def test_resnet_blocks_are_one_dispatch_a_convolution_between_the_input_s_transp
     layouts = [c.get("output_layout", "nchw") for c in function["convolutions"]]
     assert layouts == ["nhwc", "nchw and nhwc", "nhwc", "nchw"]  # the first block's output: the second's image and residual
     assert all(c["epilogue"]["operands"].count("tensor") == (i % 2) for i, c in enumerate(function["convolutions"]))  # residuals
+
+
+_CHAIN = """
+util.func public @chain(%x: tensor<1x16x8x8xf16>, %w: tensor<16x16x3x3xf16>, %v: tensor<16xf32>, %r: tensor<1x16x6x6xf32>)
+    -> (tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x6x6xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<1x16x8x8xf16>, tensor<16x16x3x3xf16>) outs(%f : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %v, %r : tensor<1x16x6x6xf32>, tensor<16xf32>, tensor<1x16x6x6xf32>) outs(%e : tensor<1x16x6x6xf32>) {
+  ^bb0(%in: f32, %b: f32, %s: f32, %out: f32):
+    %1 = arith.mulf %in, %b : f32
+    %2 = arith.addf %1, %s : f32
+    linalg.yield %2 : f32
+  } -> tensor<1x16x6x6xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%a : tensor<1x16x6x6xf32>) outs(%e : tensor<1x16x6x6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %1 = math.tanh %in : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x16x6x6xf32>
+  util.return %t, %a : tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>
+}
+"""
+
+
+def test_an_epilogue_takes_vectors_and_residuals_and_stops_at_a_second_reader_or_an_op_the_kernel_does_not_know():
+    from iree.compiler import ir
+
+    from schedc.ir.iree import ops_named
+    from schedc.ir.mlirio import parse_module
+    from schedc.ir.triton_conv import epilogue_chain
+
+    with ir.Context() as context:
+        module = parse_module(_CHAIN, "chain.mlir", context)
+        (conv,) = ops_named(module, "linalg.conv_2d_nchw_fchw")
+        epilogue, values, replaced = epilogue_chain(conv)
+        # %a, read by the tanh and returned, ends the chain: its value is the dispatch's
+        assert [op.name for op in replaced] == ["linalg.conv_2d_nchw_fchw", "linalg.generic"]
+        assert epilogue.operands == (("channel", "f32"), ("tensor", "f32"))
+        assert epilogue.body == (("f32", "arith.mulf", "acc", "o0"), ("f32", "arith.addf", "r0", "o1"))
+        assert [str(v.type) for v in values] == ["tensor<16xf32>", "tensor<1x16x6x6xf32>"]
+        module_text = _CHAIN.replace("util.return %t, %a", "util.return %t, %t")  # %a read by the tanh alone
+        module = parse_module(module_text, "chain.mlir", context)
+        (conv,) = ops_named(module, "linalg.conv_2d_nchw_fchw")
+        _, _, replaced = epilogue_chain(conv)
+        assert len(replaced) == 2  # math.tanh is not an op the kernel runs
