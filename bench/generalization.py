@@ -68,7 +68,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 from layers import add_triton_options, split_by_marker, with_triton_options  # noqa: E402
-from timing import interleaved_median_ms, median_ms, ncu_kernel_times  # noqa: E402
+from timing import interleaved_median_ms, marked_calls, median_ms, ncu_kernel_times  # noqa: E402
 
 TILED = ("matmul", "batch_matmul", "matmul_like", "conv", "depthwise_conv")
 VARIANTS = {  # module name -> (schedc.compile keywords, execution at run time)
@@ -511,16 +511,7 @@ def profiled(folder: Path, name: str, dtype: str, who: str) -> None:
 
             def call():
                 return compiled(x)
-        for _ in range(3):
-            call()
-        torch.cuda.synchronize()
-        torch.cuda.profiler.start()
-        for _ in range(PROFILED_CALLS):
-            torch.cuda._sleep(1000)
-            torch.cuda.synchronize()
-            call()
-            torch.cuda.synchronize()
-        torch.cuda.profiler.stop()
+        marked_calls(call, PROFILED_CALLS)
 
 
 def write_models(args) -> None:

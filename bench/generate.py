@@ -43,7 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from layers import split_by_marker
-from timing import ncu_kernel_times
+from timing import marked_calls, ncu_kernel_times
 
 BUCKETS, MAX_SEQ, PROMPT, NEW = (32, 64, 128), 512, 100, 256
 
@@ -353,16 +353,7 @@ def profiled_prefill(folder: Path, dtype: str, who: str, name: str) -> None:
             torch.compiler.cudagraph_mark_step_begin()
             int(step(tensor, use_cache=False).logits[:, -1:].argmax(-1))
     with torch.no_grad():
-        for _ in range(3):
-            call()
-        torch.cuda.synchronize()
-        torch.cuda.profiler.start()
-        for _ in range(PROFILED_STEPS):
-            torch.cuda._sleep(1000)
-            torch.cuda.synchronize()
-            call()
-            torch.cuda.synchronize()
-        torch.cuda.profiler.stop()
+        marked_calls(call, PROFILED_STEPS)
 
 
 def profiled(folder: Path, dtype: str, who: str, name: str, reference: bool = True) -> None:

@@ -83,3 +83,20 @@ def ncu_kernel_times(text: str) -> list[tuple[str, float]]:
     header = rows[0]
     name, value, unit = header.index("Kernel Name"), header.index("Metric Value"), header.index("Metric Unit")
     return [(row[name], float(row[value].replace(",", "")) * NCU_UNITS_US[row[unit]]) for row in rows[1:] if len(row) == len(header)]
+
+
+def marked_calls(call, count: int, warmup: int = 3) -> None:
+    """`warmup` calls, then `count` more under the CUDA profiler (ncu --profile-from-start off
+    sees only those), each after a marker kernel (`split_by_marker` splits ncu's list there)."""
+    import torch
+
+    for _ in range(warmup):
+        call()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    for _ in range(count):
+        torch.cuda._sleep(1000)
+        torch.cuda.synchronize()
+        call()
+        torch.cuda.synchronize()
+    torch.cuda.profiler.stop()

@@ -116,24 +116,14 @@ def _errors(cases, channels_last: bool = False) -> list[float]:
 
 @pytest.mark.parametrize("channels_last", [False, True])
 def test_the_kernel_computes_what_torch_does(channels_last):
-    # Triton's interpreter runs the kernel on the host CPU; it must be chosen before Triton is
-    # imported, so in a process of its own.
     cases = CHANNELS_LAST if channels_last else CASES
-    code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import test_triton_conv as t; "
-            f"print(json.dumps(t._errors(t.{'CHANNELS_LAST' if channels_last else 'CASES'}, {channels_last})))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "TRITON_INTERPRET": "1"})
-    assert done.returncode == 0, done.stderr[-2000:]
-    errors = json.loads(done.stdout.strip().splitlines()[-1])
+    errors = _interpreted(f"_errors(t.{'CHANNELS_LAST' if channels_last else 'CASES'}, {channels_last})")
     narrow_out = [tiles.split == 1 and sizes.out_dtype != "f32" for sizes, tiles in cases]
     assert all(e <= (1e-2 if narrow else 1e-4) for e, narrow in zip(errors, narrow_out)), errors
 
 
 def test_f32_operands_are_rounded_to_tf32_not_truncated():
-    code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import test_triton_conv as t; "
-            f"print(json.dumps(t._rounded_ones()))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "TRITON_INTERPRET": "1"})
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == [16.015625]
+    assert _interpreted("_rounded_ones()") == [16.015625]
 
 
 @pytest.mark.parametrize("arch,dtype", [(80, "f16"), (90, "f16"), (90, "bf16"), (80, "f32")])
@@ -356,34 +346,55 @@ EPILOGUE = kernel.Epilogue(
           ("i1", "arith.cmpf:ugt", "r5", "0.0"), ("f32", "arith.select", "r6", "r5", "0.0"), ("f16", "arith.truncf", "r7")))
 
 
+def _epilogue_case(sizes: ConvSizes, channels_last: bool):
+    """EPILOGUE's inputs for a convolution of `sizes`: the kernel's image and filter (NHWC and
+    RSCF where `channels_last`), its three operands, and what torch computes."""
+    torch.manual_seed(0)
+    x, w = torch.randn(sizes.n, sizes.c, sizes.h, sizes.w).half(), torch.randn(sizes.f, sizes.c, sizes.r, sizes.s).half()
+    bias, scale = torch.randn(sizes.f), torch.randn(sizes.f)
+    residual = torch.randn(sizes.n, sizes.f, sizes.oh, sizes.ow).half()
+    images = (x.permute(0, 2, 3, 1).contiguous(), w.permute(2, 3, 1, 0).contiguous()) if channels_last else (x, w)
+    product = nn.functional.conv2d(x.float(), w.float(), stride=sizes.stride, padding=sizes.padding) + bias[None, :, None, None]
+    expected = torch.relu(product.half().float() * scale[None, :, None, None] + residual.float()).half().float()
+    return images, (bias, scale, residual), expected
+
+
+def _output(sizes: ConvSizes, channels_last: bool):
+    shape = (sizes.n, sizes.oh, sizes.ow, sizes.f) if channels_last else (sizes.n, sizes.f, sizes.oh, sizes.ow)
+    return torch.zeros(shape).half()
+
+
+def _off(result, expected, channels_last: bool = False) -> float:
+    """The largest difference from torch's, relative to its largest output (`result` NHWC where
+    `channels_last`)."""
+    result = (result.permute(0, 3, 1, 2) if channels_last else result).float()
+    return (result - expected).abs().max().item() / expected.abs().max().item()
+
+
+def _interpreted(call: str):
+    """`call` of this module's, run in Triton's interpreter (the host CPU) in a process of its
+    own (the interpreter is chosen before Triton is imported): its JSON result."""
+    code = f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import test_triton_conv as t; print(json.dumps(t.{call}))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def _epilogue_errors() -> list[float]:
     """The kernel with EPILOGUE, NCHW and channels last (writing NHWC), against torch."""
     _, conv = kernel._kernel(EPILOGUE)
     errors = []
     for channels_last, sizes, tiles in ((False, _sizes(16, 24, 9, n=2), ConvTiles(16, 16, 16, 4, 2)),
                                         (True, _sizes(32, 24, 7, stride=2), ConvTiles(16, 16, 16, 4, 2))):
-        torch.manual_seed(0)
-        x, w = torch.randn(sizes.n, sizes.c, sizes.h, sizes.w).half(), torch.randn(sizes.f, sizes.c, sizes.r, sizes.s).half()
-        bias, scale = torch.randn(sizes.f), torch.randn(sizes.f)
-        residual = torch.randn(sizes.n, sizes.f, sizes.oh, sizes.ow).half()
-        y = torch.zeros(sizes.n, sizes.oh, sizes.ow, sizes.f) if channels_last else torch.zeros(sizes.n, sizes.f, sizes.oh, sizes.ow)
-        y = y.half()
-        constants = kernel_constants(sizes, tiles, channels_last, out_channels_last=channels_last)
-        images = (x.permute(0, 2, 3, 1).contiguous(), w.permute(2, 3, 1, 0).contiguous()) if channels_last else (x, w)
-        conv[grid(sizes, tiles)](*images, bias, scale, residual, y, **constants)
-        product = nn.functional.conv2d(x.float(), w.float(), stride=sizes.stride, padding=sizes.padding) + bias[None, :, None, None]
-        expected = torch.relu(product.half().float() * scale[None, :, None, None] + residual.float()).half()
-        result = y.permute(0, 3, 1, 2) if channels_last else y
-        errors.append((result.float() - expected.float()).abs().max().item() / expected.float().abs().max().item())
+        images, extras, expected = _epilogue_case(sizes, channels_last)
+        y = _output(sizes, channels_last)
+        conv[grid(sizes, tiles)](*images, *extras, y, **kernel_constants(sizes, tiles, channels_last, out_channels_last=channels_last))
+        errors.append(_off(y, expected, channels_last))
     return errors
 
 
 def test_the_kernel_runs_its_epilogue_before_the_store_and_can_write_channels_last():
-    code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import test_triton_conv as t; "
-            f"print(json.dumps(t._epilogue_errors()))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "TRITON_INTERPRET": "1"})
-    assert done.returncode == 0, done.stderr[-2000:]
-    errors = json.loads(done.stdout.strip().splitlines()[-1])
+    errors = _interpreted("_epilogue_errors()")
     assert len(errors) == 2 and all(e <= 2e-3 for e in errors), errors  # f16 outputs: half an ulp, and a sum's order
 
 
@@ -443,35 +454,22 @@ def test_without_epilogues_the_kernel_writes_its_sums_and_iree_runs_what_follows
 
 def _serial_errors() -> list[float]:
     """A split kernel that sums its parts itself (the last of a tile's programs), with EPILOGUE,
-    NCHW and channels last, against torch; then its counters."""
+    NCHW and channels last, against torch; after each, whether every program counted itself in."""
     _, conv = kernel._kernel(EPILOGUE, serial=True)
     errors = []
     for channels_last, sizes, tiles in ((False, _sizes(64, 16, 5), ConvTiles(16, 16, 16, 4, 2, split=4)),
                                         (True, _sizes(64, 24, 7, n=2), ConvTiles(16, 16, 16, 4, 2, split=2))):
-        torch.manual_seed(0)
-        x, w = torch.randn(sizes.n, sizes.c, sizes.h, sizes.w).half(), torch.randn(sizes.f, sizes.c, sizes.r, sizes.s).half()
-        bias, scale = torch.randn(sizes.f), torch.randn(sizes.f)
-        residual = torch.randn(sizes.n, sizes.f, sizes.oh, sizes.ow).half()
-        y = (torch.zeros(sizes.n, sizes.oh, sizes.ow, sizes.f) if channels_last else torch.zeros(sizes.n, sizes.f, sizes.oh, sizes.ow)).half()
+        images, extras, expected = _epilogue_case(sizes, channels_last)
+        y = _output(sizes, channels_last)
         counters = torch.zeros(grid(sizes, tiles)[0], dtype=torch.int32)
         parts = torch.full((tiles.split, sizes.n, sizes.f, sizes.oh, sizes.ow), float("nan"))
-        constants = kernel_constants(sizes, tiles, channels_last, out_channels_last=channels_last)
-        images = (x.permute(0, 2, 3, 1).contiguous(), w.permute(2, 3, 1, 0).contiguous()) if channels_last else (x, w)
-        conv[grid(sizes, tiles)](*images, bias, scale, residual, counters, parts, y, **constants)
-        product = nn.functional.conv2d(x.float(), w.float(), stride=sizes.stride, padding=sizes.padding) + bias[None, :, None, None]
-        expected = torch.relu(product.half().float() * scale[None, :, None, None] + residual.float()).half()
-        result = y.permute(0, 3, 1, 2) if channels_last else y
-        errors.append((result.float() - expected.float()).abs().max().item() / expected.float().abs().max().item())
-        errors.append(float(set(counters.tolist()) == {tiles.split}))  # every program counted in once
+        conv[grid(sizes, tiles)](*images, *extras, counters, parts, y, **kernel_constants(sizes, tiles, channels_last, out_channels_last=channels_last))
+        errors += [_off(y, expected, channels_last), float(set(counters.tolist()) == {tiles.split})]
     return errors
 
 
 def test_a_split_kernel_sums_its_parts_itself_in_the_last_program_of_each_tile():
-    code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import test_triton_conv as t; "
-            f"print(json.dumps(t._serial_errors()))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "TRITON_INTERPRET": "1"})
-    assert done.returncode == 0, done.stderr[-2000:]
-    nchw, nchw_counted, nhwc, nhwc_counted = json.loads(done.stdout.strip().splitlines()[-1])
+    nchw, nchw_counted, nhwc, nhwc_counted = _interpreted("_serial_errors()")
     assert nchw <= 2e-3 and nhwc <= 2e-3 and nchw_counted == nhwc_counted == 1.0, (nchw, nhwc)
 
 
@@ -492,25 +490,15 @@ def _both_layouts_error() -> float:
     """A split kernel summing its parts, with EPILOGUE, writing NCHW and NHWC, against torch."""
     _, conv = kernel._kernel(EPILOGUE, serial=True, both_layouts=True)
     sizes, tiles = _sizes(64, 24, 7, n=2), ConvTiles(16, 16, 16, 4, 2, split=2)
-    torch.manual_seed(0)
-    x, w = torch.randn(sizes.n, sizes.c, sizes.h, sizes.w).half(), torch.randn(sizes.f, sizes.c, sizes.r, sizes.s).half()
-    bias, scale = torch.randn(sizes.f), torch.randn(sizes.f)
-    residual = torch.randn(sizes.n, sizes.f, sizes.oh, sizes.ow).half()
-    nchw, nhwc = torch.zeros(sizes.n, sizes.f, sizes.oh, sizes.ow).half(), torch.zeros(sizes.n, sizes.oh, sizes.ow, sizes.f).half()
+    images, extras, expected = _epilogue_case(sizes, True)
+    nchw, nhwc = _output(sizes, False), _output(sizes, True)
     counters, parts = torch.zeros(grid(sizes, tiles)[0], dtype=torch.int32), torch.zeros(tiles.split, sizes.n, sizes.f, sizes.oh, sizes.ow)
-    conv[grid(sizes, tiles)](x.permute(0, 2, 3, 1).contiguous(), w.permute(2, 3, 1, 0).contiguous(), bias, scale, residual, counters, parts,
-                             nchw, nhwc, **kernel_constants(sizes, tiles, True))
-    product = nn.functional.conv2d(x.float(), w.float(), padding=sizes.padding) + bias[None, :, None, None]
-    expected = torch.relu(product.half().float() * scale[None, :, None, None] + residual.float()).half().float()
-    return max((result.float() - expected).abs().max().item() / expected.abs().max().item() for result in (nchw, nhwc.permute(0, 3, 1, 2)))
+    conv[grid(sizes, tiles)](*images, *extras, counters, parts, nchw, nhwc, **kernel_constants(sizes, tiles, True))
+    return max(_off(nchw, expected), _off(nhwc, expected, True))
 
 
 def test_a_kernel_whose_result_a_transpose_and_other_ops_read_writes_it_both_ways():
-    code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import test_triton_conv as t; "
-            f"print(json.dumps(t._both_layouts_error()))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "TRITON_INTERPRET": "1"})
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) <= 2e-3
+    assert _interpreted("_both_layouts_error()") <= 2e-3
 
 
 class Residual(nn.Module):
