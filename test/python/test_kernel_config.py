@@ -568,8 +568,10 @@ def test_each_class_gets_a_heuristic_config_that_iree_compiles_for_cuda(name):
     output, kernels = _compile_for_cuda(_CLASSES[name])
     assert "hal.executable.binary" in output
     # (an f16 window convolution runs schedc's Triton kernel, which reads its image and filter
-    # channels last: here, where no producer takes them, through transposes of their own)
-    assert [k["source"] for k in kernels if k["kind"] != "copy"] == ["heuristic"], kernels
+    # channels last: here, where no producer takes them, through transposes of their own; it sums
+    # its parts itself, so no kernel of IREE's is left)
+    expected = [] if name == "conv 3x3 14x14 f16 -> f32" else ["heuristic"]
+    assert [k["source"] for k in kernels if k["kind"] != "copy"] == expected, kernels
 
 
 

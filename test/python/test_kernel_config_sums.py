@@ -53,7 +53,9 @@ def test_only_a_sum_over_a_short_leading_loop_is_one():
     assert parts_sum_config(_sum((4, 1009), 4)) is None  # no whole tile of a prime row past 256 fills a subgroup
 
 
-def test_the_cuda_compile_gives_a_split_convolution_s_sum_its_config():
+def test_the_cuda_compile_gives_a_split_convolution_s_sum_its_config(monkeypatch):
+    from schedc.decisions import triton_conv as rule
+
     torch.manual_seed(0)
     model = nn.Sequential(nn.Conv2d(512, 512, 3, padding=1), nn.BatchNorm2d(512), nn.ReLU()).eval().half()
     mlir = schedc.import_torch(model, torch.randn(1, 512, 7, 7, dtype=torch.float16))
@@ -63,6 +65,9 @@ def test_the_cuda_compile_gives_a_split_convolution_s_sum_its_config():
     # (IREE collapses the plane here: no padded consumer reads it by rows)
     assert sum_["signature"] == "reduction 512x49x16 f32" and sum_["source"] == "heuristic"
     assert sum_["config"] == "wg 4x49 k 16 th 1x1"
-    result = compile_with_options(mlir, CompileOptions(target="cuda"))  # the kernel's 8 parts: their sum is configured too
+    result = compile_with_options(mlir, CompileOptions(target="cuda"))  # the Triton kernel sums its 8 parts itself
+    assert not [k for k in result.records["kernel-config"]["module"]["kernels"] if k["kind"] == "reduction"]
+    monkeypatch.setattr(rule, "SERIAL_SUM", False)  # its 8 parts summed after it: that sum is configured too
+    result = compile_with_options(mlir, CompileOptions(target="cuda"))
     (sum_,) = [k for k in result.records["kernel-config"]["module"]["kernels"] if k["kind"] == "reduction"]
     assert sum_["signature"] == "reduction 512x49x8 f32" and sum_["source"] == "heuristic"
