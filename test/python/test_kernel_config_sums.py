@@ -65,6 +65,8 @@ def test_the_cuda_compile_gives_a_split_convolution_s_sum_its_config(monkeypatch
     # (IREE collapses the plane here: no padded consumer reads it by rows)
     assert sum_["signature"] == "reduction 512x49x16 f32" and sum_["source"] == "heuristic"
     assert sum_["config"] == "wg 4x49 k 16 th 1x1"
+    monkeypatch.setattr(rule, "EPILOGUES", True)
+    monkeypatch.setattr(rule, "SERIAL_SUM", True)
     result = compile_with_options(mlir, CompileOptions(target="cuda"))  # the Triton kernel sums its 8 parts itself
     assert not [k for k in result.records["kernel-config"]["module"]["kernels"] if k["kind"] == "reduction"]
     monkeypatch.setattr(rule, "SERIAL_SUM", False)  # its 8 parts summed after it: that sum is configured too

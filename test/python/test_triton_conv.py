@@ -24,6 +24,15 @@ from schedc.options import CompileOptions
 triton = pytest.importorskip("triton")
 
 
+@pytest.fixture(autouse=True)
+def _epilogues_and_serial_sums(monkeypatch):
+    """The kernel's epilogues and its own sums of parts, on (the tests that want them off say so)."""
+    from schedc.decisions import triton_conv as rule
+
+    monkeypatch.setattr(rule, "EPILOGUES", True)
+    monkeypatch.setattr(rule, "SERIAL_SUM", True)
+
+
 def _sizes(c, f, size, k=3, stride=1, n=1, dilation=1, dtype="f16", out_dtype="f32"):
     pad = dilation * (k // 2)
     out = (size + 2 * pad - dilation * (k - 1) - 1) // stride + 1
