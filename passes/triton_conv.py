@@ -40,6 +40,10 @@ class Options:
     # The GPU the kernels are compiled for (80: sm_80 PTX, which any later GPU's driver
     # compiles; 90: sm_90a, H100 and H200 only); 0: the compile's --cuda-arch.
     arch: int = 0
+    # The kernel runs the elementwise ops after its convolution and a split one sums its own
+    # parts (schedc.decisions.triton_conv.EPILOGUES and SERIAL_SUM, whatever they say); false:
+    # as the rule says.
+    epilogues: bool = False
 
     def __post_init__(self):
         if self.layout not in ("", "nchw", "nhwc"):
@@ -76,7 +80,7 @@ def triton_conv(module, pass_, options: Options, context) -> None:
         # which the kernel of the convolution before it may then write in its place.
         for op in reversed(ops_named(function, "linalg.conv_2d_nchw_fchw")):
             try:
-                decided = rewrite(op, arch, executables, options.every, options.tf32 or context.tf32, channels_last)
+                decided = rewrite(op, arch, executables, options.every, options.tf32 or context.tf32, channels_last, options.epilogues)
             except TritonMissing as e:  # said once, at the first convolution the kernel would take
                 records["unavailable"] = str(e)
                 context.warn(op.location, f"triton-conv: {e}; every convolution stays on IREE's kernels")

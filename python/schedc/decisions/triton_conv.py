@@ -89,8 +89,10 @@ CHANNELS_LAST = True
 
 # Whether an unsplit kernel runs the elementwise ops after its convolution (a bias, a batch
 # norm, a residual sum, an activation: schedc.ir.triton_conv.epilogue_chain) before its store,
-# instead of leaving them to a dispatch of IREE's that reads its f32 result again.
-EPILOGUES = True
+# instead of leaving them to a dispatch of IREE's that reads its f32 result again
+# (`triton-conv{epilogues=true}` turns this and SERIAL_SUM on). Off until timed on a GPU: built in
+# the twenty-seventh session, which got no device machine; right in Triton's interpreter.
+EPILOGUES = False
 # Whether a split kernel sums its parts itself (the last of a tile's workgroups to finish adds
 # them, then runs the epilogue: schedc.kernels.triton_conv._SERIAL_SOURCE), instead of writing them
 # for a sum of IREE's after it. Only with EPILOGUES.

@@ -350,7 +350,7 @@ func.func private @call(%x: {image}, %w: {filter_}{parameters}) -> ({types}) {{
 
 
 def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: bool = False, tf32: bool = False,
-            channels_last: bool = False) -> dict | None:
+            channels_last: bool = False, epilogues: bool = False) -> dict | None:
     """Replaces the convolution `op` by a dispatch of the kernel compiled for sm_`arch`; the
     kernel's executable joins the module once per distinct kernel (`executables`: digest ->
     symbol). Returns what was decided (`left_to_iree` where the rule leaves `op` to IREE, unless
@@ -364,8 +364,9 @@ def rewrite(op: ir.Operation, arch: int, executables: dict[str, str], every: boo
     if reason is not None:
         return {"op": sizes.key, "left_to_iree": reason}
     tiles = conv_tiles(sizes)
-    serial = rule.EPILOGUES and rule.SERIAL_SUM and tiles.split > 1  # its parts summed in the kernel
-    chain = epilogue_chain(op) if rule.EPILOGUES and (tiles.split == 1 or serial) else None
+    fused = epilogues or rule.EPILOGUES
+    serial = fused and (epilogues or rule.SERIAL_SUM) and tiles.split > 1  # its parts summed in the kernel
+    chain = epilogue_chain(op) if fused and (tiles.split == 1 or serial) else None
     serial = serial and chain is not None
     module = top_module(op)
     transpose = second = None
