@@ -20,13 +20,17 @@ into the op's initial value (IREE fuses what reads the result, a batch norm and 
 that sum). Channels last (triton-conv{layout=nhwc}), the dispatch reads `linalg.transpose`s of
 the image to NHWC and of the filter to RSCF instead.
 
-Where the kernel does not split the channels, it also runs what follows the convolution
-elementwise (`epilogue_chain`): its initial value's bias vector, then each `linalg.generic`
-that alone reads the result before, whose other operands are vectors along the output channels
-(a batch norm's, a bias) or tensors of the output's shape (a residual), and whose body is
-arithmetic the kernel knows (`schedc.kernels.triton_conv.EPILOGUE_OPS`): a batch norm, a
-residual sum and a ReLU go into the convolution's own dispatch, as cuDNN's fused epilogues and
-IREE's own fusions do, instead of a dispatch of IREE's after it that reads the f32 result again.
+With epilogues (triton-conv{epilogues=true}, or the rule's EPILOGUES) the kernel also runs
+what follows the convolution elementwise (`epilogue_chain`): its initial value's bias vector,
+then each `linalg.generic` that alone reads the result before, whose other operands are vectors
+along the output channels (a batch norm's, a bias) or tensors of the output's shape (a
+residual), and whose body is arithmetic the kernel knows
+(`schedc.kernels.triton_conv.EPILOGUE_OPS`): a batch norm, a residual sum and a ReLU go into the
+convolution's own dispatch, as cuDNN's fused epilogues and IREE's own fusions do, instead of a
+dispatch of IREE's after it that reads the f32 result again. A split kernel then sums its own
+parts (SERIAL_SUM: its counters zeroed before the dispatch, its partial sums a result of their
+own), and a kernel whose result a transpose to NHWC reads (the next kernel's image) writes that
+layout itself, alone or beside NCHW.
 """
 
 from __future__ import annotations
