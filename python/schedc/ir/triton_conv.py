@@ -232,27 +232,19 @@ def epilogue_chain(op: ir.Operation) -> tuple[Epilogue, list[ir.Value], list[ir.
             return None
         chain.body.append(("f32", "arith.addf", chain.operand("channel", bias), "acc"))
         current = "r0"
-    replaced, value, steps, results = [op], op.results[0], [len(chain.body)], [current]
+    replaced, value = [op], op.results[0]
     while True:
         users = [use.owner for use in value.uses]
         if len(users) != 1:
             break
-        named = chain.step(users[0], value, results[-1])
+        named = chain.step(users[0], value, current)
         if named is None:
             break
         replaced.append(users[0])
-        steps.append(len(chain.body))
-        results.append(named)
-        value = users[0].results[0]
-    body = chain.body[:steps[-1]]
-    if results[-1] != (f"r{len(body) - 1}" if body else "acc"):  # a last op that yields an earlier value
+        value, current = users[0].results[0], named
+    if current != (f"r{len(chain.body) - 1}" if chain.body else "acc"):  # a last op that yields an earlier value
         return None
-    used = {name for step in body for name in step[2:]}
-    kept = [i for i in range(len(chain.values)) if f"o{i}" in used]  # a dropped step's operands go, the rest renumbered
-    renamed = {f"o{old}": f"o{new}" for new, old in enumerate(kept)}
-    body = [(*step[:2], *(renamed.get(a, a) for a in step[2:])) for step in body]
-    values, kinds = [chain.values[i] for i in kept], [chain.kinds[i] for i in kept]
-    return Epilogue(tuple(kinds), tuple(body)), values, replaced
+    return Epilogue(tuple(chain.kinds), tuple(chain.body)), chain.values, replaced
 
 
 def _executable(name: str, kernel: CompiledConv, workgroups: tuple[int, int, int], path: str, inputs: int = 2, scratch: int = 0,
