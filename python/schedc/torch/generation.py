@@ -5,10 +5,11 @@ step, the KV cache as device state.
 
 The module exports, for a Hugging Face causal LM (GPT-2, Llama, ... with a static cache):
 - `prefill_<b>(ids: i64[1, b], positions: i64[b], last: i64[1]) -> i64[1]` per bucket b: the
-  prompt, padded on the right to b, written into the cache at positions 0..b-1; returns the
-  greedy next token after the prompt's token at `last` (its length - 1). The padding needs no
-  mask: attention is causal over cache positions, so no real token sees a padded one, and the
-  decode steps overwrite the padded positions before any query reaches them.
+  prompt, padded on the right to b, written into the cache at positions 0..b-1 (`positions` is
+  0..b-1: a prefill starts a sequence, its queries attend to the prompt's own keys alone);
+  returns the greedy next token after the prompt's token at `last` (its length - 1). The padding
+  needs no mask: attention is causal, so no real token sees a padded one, and the decode steps
+  overwrite the padded positions before any query reaches them.
 - `decode(ids: i64[1, 1], positions: i64[1], last: i64[1]) -> i64[1]`: one token at its
   position; returns the next greedy token.
 - with `batches=(1, 4, ...)`, for each batch size B past 1, `prefill_<b>_x<B>(ids: i64[B, b],
@@ -70,11 +71,14 @@ def static_step(model, max_seq: int, batch: int = 1):
                 self.register_buffer(values, layer.values, persistent=False)
                 self.register_buffer(length, layer.cumulative_length, persistent=False)
 
+        prefill = False  # set while a prefill function is traced (see prefill_layer)
+
         def forward(self, ids, positions, last, mask=None, position_ids=None):
             for layer, (keys, values, length) in zip(self.cache.layers, self.names):  # the buffers as the trace sees them
                 layer.keys, layer.values = getattr(self, keys), getattr(self, values)
                 layer.cumulative_length = getattr(self, length)
                 layer.cumulative_length.copy_(positions[0])
+                prefill_layer(layer, self.prefill)
             extra = {} if mask is None else {"attention_mask": mask, "position_ids": position_ids}
             if keeps_logits:  # the LM head on the last prompt token alone, not on every padded position
                 logits = self.model(input_ids=ids, cache=self.cache, use_cache=True, logits_to_keep=last, **extra).logits[:, 0]
@@ -83,6 +87,31 @@ def static_step(model, max_seq: int, batch: int = 1):
             return greedy_token(logits)
 
     return Step()
+
+
+def prefill_layer(layer, on: bool) -> None:
+    """Make a static cache layer start a sequence (`on`) or go on from its cache (`on` false).
+
+    A prefill starts a sequence at cache position 0, so its queries attend to its own keys alone:
+    the layer writes them into the cache's first positions (a slice copy, not a scatter at
+    positions from data) and hands them to attention as they are, with a causal mask as long as
+    the prompt's bucket. Hugging Face's static layer attends over all max_seq positions of the
+    cache instead: at a 32-token bucket of a 512-position cache, 16 times the scores, and a
+    transpose of the whole cache per layer."""
+    if not on:
+        for name in ("update", "get_mask_sizes"):
+            layer.__dict__.pop(name, None)  # the class's own methods again
+        return
+
+    def update(key_states, value_states, *args, **kwargs):
+        length = key_states.shape[-2]
+        layer.cumulative_length.add_(length)  # as Hugging Face's update counts them
+        layer.keys[:, :, :length].copy_(key_states)
+        layer.values[:, :, :length].copy_(value_states)
+        return key_states, value_states
+
+    layer.update = update
+    layer.get_mask_sizes = lambda query_length: (query_length, 0)
 
 
 def greedy_token(logits):
@@ -124,7 +153,8 @@ def import_generation(model, seq_buckets, max_seq: int, params: str | None = Non
     try:
         for batch in batches:
             step = static_step(model, max_seq, batch)
-            for name, length in [(generation_functions(b, batch)[0], b) for b in buckets] + [(generation_functions(1, batch)[1], 1)]:
+            for name, length, prefill in [(generation_functions(b, batch)[0], b, True) for b in buckets] + [(generation_functions(1, batch)[1], 1, False)]:
+                step.prefill = prefill
                 example = (torch.zeros(batch, length, dtype=torch.long), torch.arange(length), torch.tensor([length - 1]))
                 if batch > 1:  # each sequence's mask over the cache positions, and its position ids
                     example += (torch.ones(batch, max_seq, dtype=torch.long), torch.arange(length).expand(batch, length).contiguous())
