@@ -10,6 +10,7 @@ from __future__ import annotations
 from schedc.passes.base import PassContext, PassInfo
 from schedc.passes.arena_plan import PASS as ARENA_PLAN
 from schedc.passes.cpu_config import PASS as CPU_CONFIG
+from schedc.passes.expanded_slices import PASS as EXPANDED_SLICES
 from schedc.passes.kernel_config import PASS as KERNEL_CONFIG
 from schedc.passes.memory_order import PASS as MEMORY_ORDER
 from schedc.passes.mma_operands import PASS as MMA_OPERANDS
@@ -28,7 +29,7 @@ from schedc.passes.stream_schedule import PASS as STREAM_SCHEDULE
 from schedc.passes.stream_waves import PASS as STREAM_WAVES
 
 REGISTRY: dict[str, PassInfo] = {
-    p.name: p for p in (PRINT_KERNEL_GRAPH, CPU_CONFIG, TRITON_CONV, SPLIT_K, SPLIT_CONCAT, SHARED_CONCAT, STRIDED_SLICES, PADDED_PRODUCERS, MMA_OPERANDS, KERNEL_CONFIG, REDUCTION_CONFIG, MEMORY_ORDER, REMAT, STREAM_SCHEDULE, STREAM_WAVES, ARENA_PLAN, OVERLAP_FILLS, STATIC_REPLAY)
+    p.name: p for p in (PRINT_KERNEL_GRAPH, CPU_CONFIG, TRITON_CONV, SPLIT_K, SPLIT_CONCAT, SHARED_CONCAT, STRIDED_SLICES, EXPANDED_SLICES, PADDED_PRODUCERS, MMA_OPERANDS, KERNEL_CONFIG, REDUCTION_CONFIG, MEMORY_ORDER, REMAT, STREAM_SCHEDULE, STREAM_WAVES, ARENA_PLAN, OVERLAP_FILLS, STATIC_REPLAY)
 }
 
 # What `schedc` runs when the user names no pipeline. Each pass runs in its phase: memory-order

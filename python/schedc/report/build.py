@@ -144,6 +144,10 @@ def summary_lines(report: dict) -> list[str]:
         if strided:
             n = strided["strided_reads_sliced"]
             parts.append(f"strided-slices: {n} strided read{'s' if n != 1 else ''} of a contraction through a strided slice;")
+        expanded = entry.get("expanded-slices")
+        if expanded:
+            n = expanded["slices_after_reshapes"]
+            parts.append(f"expanded-slices: {n} slice{'s' if n != 1 else ''} taken after the reshape that splits {'them' if n != 1 else 'it'};")
         plan = entry.get("stream-schedule")
         if plan:
             wide = [w for w in plan["waves"] if w > 1]
