@@ -27,7 +27,9 @@ held-out models, for what tuning gives a whole model), and with `--triton` the r
 streams modules with schedc's Triton kernel on every f16 convolution (`triton-conv{every=true}`;
 the default takes the rule's choice) and the replayed one with none, each its own column, and
 with `--tf32`, for f32 models, the replayed one compiled with `--tf32` (every f32 convolution in
-the kernel in TF32, as torch's own and reduce-overhead's run; column `tf32`).
+the kernel in TF32, as torch's own and reduce-overhead's run; column `tf32`), and with
+`--iree-flag FLAG` (repeatable) the replayed one compiled with those flags for iree-compile too
+(column `flags`).
 `run`, on a machine with a CUDA GPU and iree-base-runtime (no compiler), rebuilds each model
 from bench/heldout.py (random weights), writes its weights as the modules' archive, and times
 at batch 1, in one process per execution mode (IREE reads the CUDA mode once per process):
@@ -122,6 +124,13 @@ TRITON = {"schedc-graphs-triton": ({"execution": "graphs", "passes": _TRITON % "
 # convolution in schedc's Triton kernel, TF32 products: torch's cuDNN default, and the
 # torch.compile backend's), the precision reduce-overhead's convolutions run in.
 TF32 = {"schedc-graphs-tf32": ({"execution": "graphs", "tf32": True}, "graphs")}
+# `prepare --iree-flag F` (repeatable): the replayed module compiled with these flags for
+# iree-compile too, to time a flag of IREE's beside the default in the same process.
+FLAGS = "schedc-graphs-flags"
+
+
+def _flags_variant(flags) -> dict:
+    return {FLAGS: ({"execution": "graphs", "iree_flags": tuple(flags)}, "graphs")} if flags else {}
 
 
 def _extra_variants(unsplit: bool, fused: bool, constants: bool = False, copies: bool = False, tuned: bool = False,
@@ -132,7 +141,8 @@ def _extra_variants(unsplit: bool, fused: bool, constants: bool = False, copies:
 
 def _variants(folder: Path) -> dict:
     manifest = json.loads((folder / "manifest.json").read_text())
-    return {**VARIANTS, **_extra_variants(*(any(e.get(k) for e in manifest) for k in ("unsplit", "fused", "constants", "copies", "kernel_db", "triton", "tf32")))}
+    return {**VARIANTS, **_extra_variants(*(any(e.get(k) for e in manifest) for k in ("unsplit", "fused", "constants", "copies", "kernel_db", "triton", "tf32"))),
+            **_flags_variant(next((e["iree_flags"] for e in manifest if e.get("iree_flags")), ()))}
 
 
 def _constants(text: str) -> dict:
@@ -235,7 +245,8 @@ def prepare(args) -> None:
         stem = f"{name}.{dtype}"
         constants = _constants(args.constants)
         for variant, (keywords, _) in {**VARIANTS, **_extra_variants(args.unsplit, args.fused, bool(constants), args.copies,
-                                                                       bool(args.kernel_db), args.triton, args.tf32)}.items():
+                                                                       bool(args.kernel_db), args.triton, args.tf32),
+                                      **_flags_variant(args.iree_flag)}.items():
             if variant in TF32 and dtype != "f32":
                 continue  # TF32 is for f32 convolutions: an f16 model's module would be its default's
             started = time.perf_counter()
@@ -249,7 +260,7 @@ def prepare(args) -> None:
             print(f"{stem}.{variant}: compiled in {time.perf_counter() - started:.1f} s", flush=True)
         manifest.append({"model": name, "dtype": dtype, "unsplit": args.unsplit, "fused": args.fused, "constants": args.constants,
                          "copies": args.copies, "kernel_db": args.kernel_db, "triton": args.triton, "tf32": args.tf32,
-                         "triton_arch": args.triton_arch, "triton_tf32": args.triton_tf32, "triton_channels_last": args.triton_channels_last})
+                         "triton_arch": args.triton_arch, "triton_tf32": args.triton_tf32, "triton_channels_last": args.triton_channels_last, "iree_flags": args.iree_flag})
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
@@ -379,9 +390,9 @@ def run(args) -> None:
 
 COLUMNS = ("eager", "inductor-default", "inductor-reduce-overhead", "inductor-reduce-overhead-fp32", "iree", "iree-fused", "schedc-streams",
            "schedc-graphs-unsplit", "schedc-graphs-fused", "schedc-graphs-fused-noswap", "schedc-graphs-constants",
-           "schedc-graphs-copies", "schedc-graphs-tuned", "schedc-graphs-iree-conv", "schedc-graphs-triton", "schedc-graphs-tf32", "schedc-graphs")
+           "schedc-graphs-copies", "schedc-graphs-tuned", "schedc-graphs-iree-conv", "schedc-graphs-triton", "schedc-graphs-tf32", FLAGS, "schedc-graphs")
 HEADER = ("eager", "Inductor", "RO", "RO fp32", "iree", "iree fus", "streams", "unsplit", "fused", "fus nosw", "constant", "copies", "tuned",
-          "no triton", "triton", "tf32", "graphs")
+          "no triton", "triton", "tf32", "flags", "graphs")
 
 
 def _table_row(label: str, rows: dict) -> str:
@@ -546,6 +557,9 @@ def main() -> int:
                            help="also the replayed module with this tuned kernel database's configs (schedc tune merge)")
             p.add_argument("--constants", default="", metavar="NAME=VALUE;...",
                            help="also the replayed module compiled with these kernel_config, split_k or triton_conv constants (e.g. before a fit)")
+            p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG",
+                           help="also the replayed module compiled with this flag for iree-compile (repeatable), e.g. "
+                                "--iree-flag=--iree-opt-aggressively-propagate-transposes=true")
     r = sub.add_parser("run")
     r.add_argument("folder")
     r.add_argument("--repeats", type=int, default=200)
