@@ -93,8 +93,8 @@ def prefill_layer(layer, on: bool) -> None:
     """Make a static cache layer start a sequence (`on`) or go on from its cache (`on` false).
 
     A prefill starts a sequence at cache position 0, so its queries attend to its own keys alone:
-    the layer writes them into the cache's first positions (a slice copy, not a scatter at
-    positions from data) and hands them to attention as they are, with a causal mask as long as
+    the layer writes them into the cache's first positions (a scatter at positions known when
+    the module is compiled) and hands them to attention as they are, with a causal mask as long as
     the prompt's bucket. Hugging Face's static layer attends over all max_seq positions of the
     cache instead: at a 32-token bucket of a 512-position cache, 16 times the scores, and a
     transpose of the whole cache per layer."""
@@ -104,10 +104,18 @@ def prefill_layer(layer, on: bool) -> None:
         return
 
     def update(key_states, value_states, *args, **kwargs):
-        length = key_states.shape[-2]
+        import torch
+
+        batch, heads, length, _ = key_states.shape
         layer.cumulative_length.add_(length)  # as Hugging Face's update counts them
-        layer.keys[:, :, :length].copy_(key_states)
-        layer.values[:, :, :length].copy_(value_states)
+        # cache[b, h, p] = states[b, h, p] for p < length, indexed as (b, p, h): the states'
+        # own layout before attention's transpose to heads first, which IREE then reads in
+        # place (one scatter a cache, where a slice copy was a transpose and a copy)
+        grid = [torch.arange(size).view(*(-1 if i == d else 1 for i in range(3))).expand(batch, length, heads)
+                for d, size in enumerate((batch, length, heads))]
+        where = (grid[0], grid[2], grid[1])
+        layer.keys.index_put_(where, key_states.transpose(1, 2))
+        layer.values.index_put_(where, value_states.transpose(1, 2))
         return key_states, value_states
 
     layer.update = update
