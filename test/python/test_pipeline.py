@@ -37,7 +37,7 @@ def test_empty_pipeline_is_no_passes():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("nope", "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, mma-operands, overlap-fills, p, padded-producers, print-kernel-graph"),
+        ("nope", "unknown pass 'nope'; available passes: arena-plan, cpu-config, expanded-slices, kernel-config, memory-order, mma-operands, overlap-fills, p, padded-producers, print-kernel-graph"),
         ("p{depth=1}", "pass 'p' has no option 'depth'; its options: limit, strategy, strict"),
         ("p{limit=many}", "expected int, got 'many'"),
         ("p{strict=maybe}", "expected true or false"),
@@ -78,6 +78,7 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
         "split-concat": "input",
         "shared-concat": "input",
         "strided-slices": "preprocessing",
+        "expanded-slices": "preprocessing",
         "padded-producers": "preprocessing",
         "mma-operands": "flow",
         "kernel-config": "flow",
@@ -93,5 +94,5 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
     with pytest.raises(PipelineError) as info:
         parse_pipeline("nope", REGISTRY)
     assert str(info.value) == (
-        "unknown pass 'nope'; available passes: arena-plan, cpu-config, kernel-config, memory-order, mma-operands, overlap-fills, padded-producers, print-kernel-graph, reduction-config, remat, shared-concat, split-concat, split-k, static-replay, stream-schedule, stream-waves, strided-slices, triton-conv"
+        "unknown pass 'nope'; available passes: arena-plan, cpu-config, expanded-slices, kernel-config, memory-order, mma-operands, overlap-fills, padded-producers, print-kernel-graph, reduction-config, remat, shared-concat, split-concat, split-k, static-replay, stream-schedule, stream-waves, strided-slices, triton-conv"
     )
