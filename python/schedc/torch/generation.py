@@ -111,9 +111,8 @@ def prefill_layer(layer, on: bool) -> None:
         # cache[b, h, p] = states[b, h, p] for p < length, indexed as (b, p, h): the states'
         # own layout before attention's transpose to heads first, which IREE then reads in
         # place (one scatter a cache, where a slice copy was a transpose and a copy)
-        grid = [torch.arange(size).view(*(-1 if i == d else 1 for i in range(3))).expand(batch, length, heads)
-                for d, size in enumerate((batch, length, heads))]
-        where = (grid[0], grid[2], grid[1])
+        b, p, h = torch.meshgrid(torch.arange(batch), torch.arange(length), torch.arange(heads), indexing="ij")
+        where = (b, h, p)
         layer.keys.index_put_(where, key_states.transpose(1, 2))
         layer.values.index_put_(where, value_states.transpose(1, 2))
         return key_states, value_states
