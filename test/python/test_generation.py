@@ -106,6 +106,27 @@ def test_a_prefill_attends_to_its_prompt_alone(lm):
     assert f"!torch.vtensor<[1,4,1,{MAX_SEQ}],f32>" in decode
 
 
+def test_a_prefill_layer_writes_its_positions_and_hands_its_own_states_on():
+    """prefill_layer on Hugging Face's static cache layers: a full layer writes positions 0..n-1
+    and returns the states as given, with masks as long as the prompt; a sliding-window layer
+    keeps its own update; turned off, both are the class's own again."""
+    from transformers.cache_utils import StaticLayer, StaticSlidingWindowLayer
+
+    from schedc.torch.generation import prefill_layer
+
+    full, sliding = StaticLayer(max_cache_len=16), StaticSlidingWindowLayer(max_cache_len=16, sliding_window=4)
+    states = torch.randn(2, 3, 5, 8)
+    for layer in (full, sliding):
+        layer.lazy_initialization(states, states)
+        prefill_layer(layer, True)
+    keys, values = full.update(states, states + 1)
+    assert keys is states and torch.equal(full.keys[:, :, :5], states) and torch.equal(full.values[:, :, :5], states + 1)
+    assert not full.keys[:, :, 5:].any() and full.get_mask_sizes(5) == (5, 0)
+    assert "update" not in vars(sliding) and "get_mask_sizes" not in vars(sliding)
+    prefill_layer(full, False)
+    assert "update" not in vars(full) and full.get_mask_sizes(5) == (16, 0)
+
+
 def test_cli_import_and_generate(tmp_path):
     factory = EXAMPLE
 

@@ -98,7 +98,7 @@ def prefill_layer(layer, on: bool) -> None:
     the prompt's bucket. Hugging Face's static layer attends over all max_seq positions of the
     cache instead: at a 32-token bucket of a 512-position cache, 16 times the scores, and a
     transpose of the whole cache per layer."""
-    if not on:
+    if not on or getattr(layer, "is_sliding", False):  # a sliding window's cache keeps its own update
         for name in ("update", "get_mask_sizes"):
             layer.__dict__.pop(name, None)  # the class's own methods again
         return
