@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from schedc.decisions.budget import Budget, Deadline, SearchStopped
 from schedc.decisions.kernel_graph import KernelGraph, sink_fills
 from schedc.decisions.liveness import LastUse, MemoryProblem
-from schedc.decisions.memory_order.bounds import cut_bound
+from schedc.decisions.memory_order.bounds import lower_bound
 from schedc.decisions.segments import members, split_at_separators
 
 STRATEGIES = ("program", "dfs", "bfs", "greedy", "xla", "exact", "beam")
@@ -302,7 +302,7 @@ def exact_search(problem: MemoryProblem, upper_bound: int | None = None, max_sta
     partial orders that ran the same set leave the same tensors alive, so only the one with
     the lower peak is explored. A round that finds an order lowers the upper end to its peak;
     one that does not has proven the optimum above the target, at least the least bound it
-    dropped. The first round aims at the lower bound (`floor`, else `cut_bound`), where a
+    dropped. The first round aims at the lower bound (`floor`, else `bounds.lower_bound`), where a
     depth-first search finds an order at once if there is one; the next bisect what is left.
     Every round's states count against `max_states` (or `budget`); where the budget runs out,
     the best order and the last failed round's bound stand. With `round_states`, a round that
@@ -310,7 +310,7 @@ def exact_search(problem: MemoryProblem, upper_bound: int | None = None, max_sta
     that improves an order on a graph too large to prove."""
     budget = budget or Budget(max_states, deadline)
     search = _Search(problem, budget)
-    low = cut_bound(problem) if floor is None else floor
+    low = lower_bound(problem) if floor is None else floor
     best: list[int] | None = None
     if upper_bound is None:
         best = list(problem.program)
@@ -406,7 +406,7 @@ class OrderDecision:
     searches: dict = field(default_factory=dict)
     deadline_fired: bool = False  # the time limit cut a search short: the order may vary by run
     # A peak no order of the graph goes under (the optimum, where the search finished): what
-    # the exact search's failed rounds proved, or `bounds.cut_bound`.
+    # the exact search's failed rounds proved, or `bounds.lower_bound`.
     lower_bound: int = 0
     segments: int = 1  # the parts between separators, ordered one by one
 
@@ -454,7 +454,7 @@ def best_order(graph: KernelGraph, strategy: str = "auto", limits: OrderLimits =
         return decision
     # Every segment's bound is one for the graph: a segment whose order reaches the highest
     # needs no search (a RandWire stage whose own optimum is below the other stage's).
-    floor = max(cut_bound(segment.problem, deadline=deadline) for segment in segments)
+    floor = max(lower_bound(segment.problem, deadline=deadline) for segment in segments)
     # The segments' searches share the budget, smallest segment first: each gets an equal part
     # of what is left, and what a segment does not use passes on to the larger ones, so a
     # graph's work stays within `limits` however it is cut.
@@ -500,7 +500,7 @@ def _best_order(problem: MemoryProblem, strategy: str, limits: OrderLimits, dead
     runs; `budgets`: the exact search's and the beam's, to read what they spent); also each
     strategy's order.
 
-    `floor`: a peak the whole graph cannot go under, at least this problem's `cut_bound` (the
+    `floor`: a peak the whole graph cannot go under, at least this problem's `lower_bound` (the
     highest segment's); None: this problem's. An order at or under it is as good as this
     problem's optimum for the graph, so the searches stop there, and `optimum` is then that
     order's peak."""
@@ -541,7 +541,7 @@ def _best_order(problem: MemoryProblem, strategy: str, limits: OrderLimits, dead
         optimum = peaks["program"]  # nothing allocates: no order to search for
     elif floor is None:
         best_so_far = min(orders, key=lambda name: (peaks[name], list(orders).index(name)))
-        bound = cut_bound(problem, orders[best_so_far], peaks[best_so_far], deadline)
+        bound = lower_bound(problem, orders[best_so_far], peaks[best_so_far], deadline)
     # The beam before the exact search: it often reaches the bound, which ends the search.
     if optimum is None and not proven() and (strategy == "beam" or searching):
         best_so_far = min(orders, key=lambda name: (peaks[name], list(orders).index(name)))

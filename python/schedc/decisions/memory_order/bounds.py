@@ -11,6 +11,12 @@ is not known, but it holds every ancestor of v and no descendant:
 - `cut_bound` finds the set that leaves the fewest bytes alive (a minimum cut), so it also
   counts what an ancestor defined for a node that is neither before nor after v: either that
   node ran before v, and its ancestors with it, or the buffer is still alive.
+
+`lower_bound`, what the searches start from, adds one more: one of a join's predecessors runs
+last, after all the others (`join_bound`). Forty branches from one input to one join leave 39
+outputs and the input alive while the last branch runs, whichever it is; no single node's cut
+sees that, and the exact search then spent its whole budget of 3,000,000 states failing to find
+an order one branch under the optimum.
 """
 
 from __future__ import annotations
@@ -60,26 +66,93 @@ def cut_bound(problem: MemoryProblem, order: list[int] | None = None, enough: in
     built `_ARCS_PER_ITEM` arcs per node and buffer (a deterministic work limit, reached only
     on graphs of thousands of kernels); the deadline too ends the loop early (any node's cut
     is a valid bound)."""
-    count = problem.count
-    _, ancestors, descendants = reach(problem)
-    definer = {b: v for v in range(count) for b in problem.defines[v]}
-    users: dict[int, list[int]] = {}
-    for v in range(count):
-        for b in problem.uses[v]:
-            users.setdefault(b, []).append(v)
-    buffers = [(size, definer[b], tuple(users[b])) for b, size in sorted(problem.size.items())
-               if size and b in definer and b in users]
-    best = working_set_bound(problem)
-    caps = _alive_while_running(problem, order if order is not None else list(problem.program))
-    candidates = sorted(((-caps[v], v) for v in range(count) if problem.alloc[v] > 0 and caps[v] > best))
-    work = [_ARCS_PER_ITEM * (count + len(buffers))]
-    for negative_cap, v in candidates:
-        if -negative_cap <= best or (enough is not None and best >= enough) or work[0] <= 0:
-            break
-        if deadline is not None and deadline.passed():
-            break
-        best = max(best, _least_alive(problem, buffers, v, ancestors[v], descendants[v] | (1 << v), work))
-    return best
+    return _Cuts(problem, order).node_bound(working_set_bound(problem), enough, deadline)
+
+
+def join_bound(problem: MemoryProblem, order: list[int] | None = None, enough: int | None = None,
+               deadline: Deadline | None = None, floor: int = 0) -> int:
+    """A peak no order goes under, at least `floor`: the highest, over the nodes with two or
+    more predecessors (joins), of the fewest bytes alive while the last of them runs. Whichever
+    predecessor p runs last, the others and their ancestors ran before it, and p's descendants
+    did not: p's cut with those forced before it. The least over the candidates for last (those
+    none of the others descends from) is the join's bound.
+
+    `order`, `enough`, `deadline` and the work limit as for `cut_bound`: a join is cut only where
+    the bytes alive while its last predecessor runs in `order` pass the bound found so far."""
+    return _Cuts(problem, order).join_bound(floor, enough, deadline)
+
+
+def lower_bound(problem: MemoryProblem, order: list[int] | None = None, enough: int | None = None,
+                deadline: Deadline | None = None) -> int:
+    """The higher of `cut_bound` and `join_bound`, within one work limit."""
+    cuts = _Cuts(problem, order)
+    best = cuts.node_bound(working_set_bound(problem), enough, deadline)
+    return cuts.join_bound(best, enough, deadline)
+
+
+class _Cuts:
+    """What the bounds' minimum cuts share: the graph's reach, its buffers as (bytes, definer,
+    readers), the bytes alive while each node runs in an order, and the work left."""
+
+    def __init__(self, problem: MemoryProblem, order: list[int] | None):
+        self.problem = problem
+        count = problem.count
+        _, self.ancestors, self.descendants = reach(problem)
+        definer = {b: v for v in range(count) for b in problem.defines[v]}
+        users: dict[int, list[int]] = {}
+        for v in range(count):
+            for b in problem.uses[v]:
+                users.setdefault(b, []).append(v)
+        self.buffers = [(size, definer[b], tuple(users[b])) for b, size in sorted(problem.size.items())
+                        if size and b in definer and b in users]
+        self.order = order if order is not None else list(problem.program)
+        self.caps = _alive_while_running(problem, self.order)
+        self.work = [_ARCS_PER_ITEM * (count + len(self.buffers))]
+
+    def _stop(self, cap: int, best: int, enough: int | None, deadline: Deadline | None) -> bool:
+        return (cap <= best or (enough is not None and best >= enough) or self.work[0] <= 0
+                or (deadline is not None and deadline.passed()))
+
+    def _least(self, v: int, before: int) -> int:
+        return _least_alive(self.problem, self.buffers, v, before, self.descendants[v] | (1 << v), self.work)
+
+    def node_bound(self, best: int, enough: int | None, deadline: Deadline | None) -> int:
+        problem, caps = self.problem, self.caps
+        candidates = sorted(((-caps[v], v) for v in range(problem.count) if problem.alloc[v] > 0 and caps[v] > best))
+        for negative_cap, v in candidates:
+            if self._stop(-negative_cap, best, enough, deadline):
+                break
+            best = max(best, self._least(v, self.ancestors[v]))
+        return best
+
+    def join_bound(self, best: int, enough: int | None, deadline: Deadline | None) -> int:
+        problem, caps, ancestors, descendants = self.problem, self.caps, self.ancestors, self.descendants
+        position = {v: i for i, v in enumerate(self.order)}
+        joins = []
+        for j in range(problem.count):
+            preds = problem.preds[j]
+            if len(preds) >= 2:
+                last = max(preds, key=position.__getitem__)  # the last of them in `order`: a cap
+                joins.append((-caps[last], j))
+        for negative_cap, j in sorted(joins):
+            if self._stop(-negative_cap, best, enough, deadline):
+                break
+            preds = problem.preds[j]
+            ran = {p: ancestors[p] | (1 << p) for p in preds}
+            least = None
+            for p in preds:
+                before = ancestors[p]
+                for q in preds:
+                    if q != p:
+                        before |= ran[q]
+                if before & (descendants[p] | (1 << p)):
+                    continue  # another predecessor descends from p: p is never the last
+                alive = self._least(p, before)
+                least = alive if least is None else min(least, alive)
+                if least <= best:
+                    break  # this join cannot raise the bound
+            best = max(best, least if least is not None else 0)
+        return best
 
 
 def _alive_while_running(problem: MemoryProblem, order: list[int]) -> list[int]:
