@@ -127,7 +127,9 @@ def test_a_prefill_layer_writes_its_positions_and_hands_its_own_states_on():
     assert "update" not in vars(full) and full.get_mask_sizes(5) == (16, 0)
 
 
-def test_cli_import_and_generate(tmp_path):
+def test_cli_import_and_generate(tmp_path, capsys):
+    from schedc.tools.schedc import main as schedc_main
+
     factory = EXAMPLE
 
     def schedc_cli(*args):
@@ -144,12 +146,13 @@ def test_cli_import_and_generate(tmp_path):
     result = schedc_cli("generate", tmp_path / "lm.vmfb", "--prompt-ids", "5,17,300", "--prompt-ids", "9", "--max-new-tokens", "6")
     assert result.returncode == 0, result.stderr
     assert [[int(t) for t in line.split()] for line in result.stdout.splitlines()] == hf_batched(tiny_gpt2(), [[5, 17, 300], [9]], 6)
-    result = schedc_cli("import", f"{factory}:tiny_gpt2", "--generate", "--batch-buckets=2,x", "-o", tmp_path / "x.mlir")
-    assert result.returncode == 1 and "--batch-buckets=2,x: expected positive integers" in result.stderr
     result = schedc_cli("generate", tmp_path / "lm.vmfb", "--prompt-ids", "5,17,300", "--max-new-tokens", "100")
     assert result.returncode == 1 and "the module's cache holds 64" in result.stderr
-    result = schedc_cli("import", f"{factory}:tiny_gpt2", "--generate", "--seq-buckets=8,128", "--max-seq=64", "-o", tmp_path / "x.mlir")
-    assert result.returncode == 1 and "--seq-buckets must be from 1 to --max-seq" in result.stderr
+    # the import's checks of its options, through the same entry point in this process
+    for options, message in ((["--batch-buckets=2,x"], "--batch-buckets=2,x: expected positive integers"),
+                             (["--seq-buckets=8,128", "--max-seq=64"], "--seq-buckets must be from 1 to --max-seq")):
+        assert schedc_main(["import", f"{factory}:tiny_gpt2", "--generate", *options, "-o", str(tmp_path / "x.mlir")]) == 1
+        assert message in capsys.readouterr().err and not (tmp_path / "x.mlir").exists()
 
 
 def test_an_f16_generation_module_compiles_for_cuda_replayed_with_kernel_configs(tmp_path):
@@ -238,13 +241,27 @@ def tiny_llama():
     return LlamaForCausalLM(config).eval()
 
 
-@pytest.fixture(scope="module", params=["gpt2", "llama"])
-def batched_lm(request, tmp_path_factory):
-    folder = tmp_path_factory.mktemp(f"batched-{request.param}")
-    model = tiny_gpt2() if request.param == "gpt2" else tiny_llama()
+def batched(model, folder):
     mlir = import_generation(model, BUCKETS, MAX_SEQ, params=str(folder / "lm.irpa"), batches=(4,))
     module = schedc.load(schedc.compile(mlir, target="llvm-cpu"), params=str(folder / "lm.irpa"))
     return model, module, mlir
+
+
+@pytest.fixture(scope="module")
+def batched_gpt2(tmp_path_factory):
+    return batched(tiny_gpt2(), tmp_path_factory.mktemp("batched-gpt2"))
+
+
+@pytest.fixture(scope="module")
+def batched_llama(tmp_path_factory):
+    return batched(tiny_llama(), tmp_path_factory.mktemp("batched-llama"))
+
+
+# Each model's module is compiled once per worker: a parametrized module-scoped fixture was set
+# up again each time pytest-xdist's scheduling brought the other parameter's tests in between.
+@pytest.fixture(params=["gpt2", "llama"])
+def batched_lm(request):
+    return request.getfixturevalue(f"batched_{request.param}")
 
 
 def test_batched_prompts_give_hugging_faces_batched_tokens(batched_lm):
