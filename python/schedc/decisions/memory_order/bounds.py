@@ -70,8 +70,8 @@ def cut_bound(problem: MemoryProblem, order: list[int] | None = None, enough: in
 
 
 def join_bound(problem: MemoryProblem, order: list[int] | None = None, enough: int | None = None,
-               deadline: Deadline | None = None, floor: int = 0) -> int:
-    """A peak no order goes under, at least `floor`: the highest, over the nodes with two or
+               deadline: Deadline | None = None) -> int:
+    """A peak no order goes under: the highest, over the nodes with two or
     more predecessors (joins), of the fewest bytes alive while the last of them runs. Whichever
     predecessor p runs last, the others and their ancestors ran before it, and p's descendants
     did not: p's cut with those forced before it. The least over the candidates for last (those
@@ -79,7 +79,7 @@ def join_bound(problem: MemoryProblem, order: list[int] | None = None, enough: i
 
     `order`, `enough`, `deadline` and the work limit as for `cut_bound`: a join is cut only where
     the bytes alive while its last predecessor runs in `order` pass the bound found so far."""
-    return _Cuts(problem, order).join_bound(floor, enough, deadline)
+    return _Cuts(problem, order).join_bound(0, enough, deadline)
 
 
 def lower_bound(problem: MemoryProblem, order: list[int] | None = None, enough: int | None = None,
