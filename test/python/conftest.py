@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,5 +47,27 @@ def imported(examples):
             model, args = examples.FACTORIES[name]()
             cache[name] = (model, args, schedc.import_torch(model, *args))
         return cache[name]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def built_once(tmp_path_factory):
+    """(key, make) -> a folder that `make(folder)` filled once for the whole run. pytest-xdist's
+    workers share it: the first to ask builds it under a file lock, the others wait and read it,
+    so a module several workers' tests load is compiled once, not once per worker."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's base folder, each worker's own folder in it
+
+    def get(key: str, make) -> Path:
+        folder = root / f"built-{key}"
+        with FileLock(f"{folder}.lock"):
+            if not (folder / "done").exists():
+                shutil.rmtree(folder, ignore_errors=True)
+                folder.mkdir()
+                make(folder)
+                (folder / "done").touch()
+        return folder
 
     return get

@@ -21,7 +21,7 @@ func.func @add(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
 """
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def flow_of_text():
     return schedc.compile(ADD, emit="flow")
 

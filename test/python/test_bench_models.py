@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -43,26 +44,28 @@ def compile_and_compare(name: str, tmp_path, **options):
     return result
 
 
-@pytest.fixture(scope="module")
-def default_compiles(tmp_path_factory):
-    """name -> (CompileResult, folder of its phases): each bench model compiled once with the
-    default pipeline, its phases dumped."""
-    folder = tmp_path_factory.mktemp("bench")
-    cache = {}
-
+@pytest.fixture(scope="session")
+def default_compiles(built_once):
+    """name -> (report, folder of its phases, phase label -> file name): each bench model compiled
+    once for the run (`built_once`) with the default pipeline, its numerics checked, its phases
+    dumped."""
     def get(name):
-        if name not in cache:
-            phases = folder / f"{name}.phases"
-            cache[name] = compile_and_compare(name, folder, verify_plan=True, dump_phases=str(phases)), phases
-        return cache[name]
+        def make(folder):
+            result = compile_and_compare(name, folder, verify_plan=True, dump_phases=str(folder / "phases"))
+            saved = {"report": result.report, "phases": {label: path.name for label, path in result.phases.items()}}
+            (folder / "compile.json").write_text(json.dumps(saved))
+
+        folder = built_once(f"bench-{name}", make)
+        saved = json.loads((folder / "compile.json").read_text())
+        return saved["report"], folder / "phases", saved["phases"]
 
     return get
 
 
 @pytest.mark.parametrize("name", sorted(bench_models.SUITE))
 def test_numerics_unchanged_and_memory_not_worse(name, default_compiles):
-    result, _ = default_compiles(name)
-    for function, entry in result.report["functions"].items():
+    report, _, _ = default_compiles(name)
+    for function, entry in report["functions"].items():
         iree = entry.get("iree_transient_bytes")
         if iree:
             assert iree["with_schedc"] <= iree["without_schedc"], function
@@ -125,9 +128,8 @@ def rerun_passes(phases, source: str, passes: str, tmp_path) -> bytes:
 def test_the_passes_decide_the_same_on_a_busy_machine(name, default_compiles, tmp_path):
     """memory-order and arena-plan, run again with every CPU busy on the IR the first compile
     gave them, write byte-identical IR: their searches stop on work, not on the clock."""
-    result, phases = default_compiles(name)
+    _, phases, dumped = default_compiles(name)
     assert DEFAULT_PIPELINE == "memory-order,arena-plan"
-    dumped = {label: path.name for label, path in result.phases.items()}  # the same names in `phases`
     with busy_cpus():
         ordered = rerun_passes(phases, dumped["flow"], "memory-order", tmp_path)
         planned = rerun_passes(phases, dumped["stream-allocation"], "arena-plan{verify=true}", tmp_path)

@@ -11,7 +11,7 @@ from schedc.compiler.buckets import parse_buckets
 from schedc.runtime.module import choose_bucket
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def bucketed_mlp(examples, tmp_path_factory):
     model, (x,) = examples.FACTORIES["mlp"]()
     mlir = schedc.import_torch(model, x, dynamic_batch=True)

@@ -46,7 +46,7 @@ func.func @elementwise(%x: tensor<16x16xf16>, %y: tensor<16x16xf16>) -> tensor<1
 """
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def dispatches():
     """function name -> its one flow.dispatch; the module's executable bodies; the module
     (which must outlive its ops)."""

@@ -38,7 +38,7 @@ class SmallCNN(nn.Module):
         return self.classifier(x.mean(dim=(2, 3)))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def small_cnn():
     torch.manual_seed(0)
     model = SmallCNN().eval()

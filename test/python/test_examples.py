@@ -67,7 +67,7 @@ def test_the_demo_fits_one_screen_and_shows_its_saving(tmp_path):
     assert (tmp_path / "demo" / "report.html").stat().st_size > 0
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def staged(tmp_path_factory):
     folder = tmp_path_factory.mktemp("staged")
     schedc("import", f"{MODELS}:staged_branches", "-o", "model.mlir", cwd=folder)

@@ -56,7 +56,7 @@ def test_a_plan_slices_the_same_elements():
     assert np.array_equal(before, after)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def tiny_generation(tmp_path_factory):
     from schedc.torch.generation import import_generation
     from test_generation import tiny_gpt2

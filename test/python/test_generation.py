@@ -29,13 +29,21 @@ def tiny_gpt2():
     return _example.tiny_gpt2()[0]
 
 
-@pytest.fixture(scope="module")
-def lm(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("generation")
-    model = tiny_gpt2()
-    mlir = import_generation(model, BUCKETS, MAX_SEQ, params=str(folder / "lm.irpa"))
-    module = schedc.load(schedc.compile(mlir, target="llvm-cpu"), params=str(folder / "lm.irpa"))
-    return model, module, mlir
+def generation_module(built_once, name: str, model, batches=()):
+    """(model, loaded module, its MLIR): the model's generation module for the host CPU,
+    imported and compiled once for the whole run (`built_once`), loaded by each worker."""
+    def make(folder):
+        mlir = import_generation(model, BUCKETS, MAX_SEQ, params=str(folder / "lm.irpa"), batches=batches)
+        (folder / "lm.mlir").write_text(mlir)
+        (folder / "lm.vmfb").write_bytes(schedc.compile(mlir, target="llvm-cpu"))
+
+    folder = built_once(f"generation-{name}", make)
+    return model, schedc.load(str(folder / "lm.vmfb"), params=str(folder / "lm.irpa")), (folder / "lm.mlir").read_text()
+
+
+@pytest.fixture(scope="session")
+def lm(built_once):
+    return generation_module(built_once, "gpt2", tiny_gpt2())
 
 
 def reference(model, prompt, new):
@@ -241,24 +249,19 @@ def tiny_llama():
     return LlamaForCausalLM(config).eval()
 
 
-def batched(model, folder):
-    mlir = import_generation(model, BUCKETS, MAX_SEQ, params=str(folder / "lm.irpa"), batches=(4,))
-    module = schedc.load(schedc.compile(mlir, target="llvm-cpu"), params=str(folder / "lm.irpa"))
-    return model, module, mlir
+@pytest.fixture(scope="session")
+def batched_gpt2(built_once):
+    return generation_module(built_once, "gpt2-x4", tiny_gpt2(), batches=(4,))
 
 
-@pytest.fixture(scope="module")
-def batched_gpt2(tmp_path_factory):
-    return batched(tiny_gpt2(), tmp_path_factory.mktemp("batched-gpt2"))
+@pytest.fixture(scope="session")
+def batched_llama(built_once):
+    return generation_module(built_once, "llama-x4", tiny_llama(), batches=(4,))
 
 
-@pytest.fixture(scope="module")
-def batched_llama(tmp_path_factory):
-    return batched(tiny_llama(), tmp_path_factory.mktemp("batched-llama"))
-
-
-# Each model's module is compiled once per worker: a parametrized module-scoped fixture was set
-# up again each time pytest-xdist's scheduling brought the other parameter's tests in between.
+# Session-scoped fixtures, one per model: a parametrized one was set up again each time
+# pytest-xdist's scheduling brought the other parameter's tests in between, and a module-scoped
+# one each time a worker's next test came from another file.
 @pytest.fixture(params=["gpt2", "llama"])
 def batched_lm(request):
     return request.getfixturevalue(f"batched_{request.param}")

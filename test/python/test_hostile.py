@@ -39,7 +39,7 @@ func.func @forward(%x: !torch.vtensor<[4],f32>, %a: !torch.float, %n: !torch.int
 """
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def add_module(tmp_path_factory):
     path = tmp_path_factory.mktemp("hostile") / "add.vmfb"
     schedc.compile(ADD, output=str(path))

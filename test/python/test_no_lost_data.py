@@ -52,7 +52,7 @@ def refused(result, message: str) -> None:
     assert message in err, err
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def folder(tmp_path_factory):
     path = tmp_path_factory.mktemp("lost")
     (path / "add.mlir").write_text(ADD)
@@ -105,7 +105,7 @@ def test_3_stdout_carries_only_the_module(folder):
 # 4 --------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def matmuls(tmp_path_factory):
     folder = tmp_path_factory.mktemp("threads")
     for execution in ("graphs", "streams"):
@@ -226,7 +226,7 @@ def test_10_run_inputs_and_outputs(folder, tmp_path):
 # 12 -------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def tune_folder(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tune")
     (folder / "mm.mlir").write_text(MATMUL)

@@ -22,7 +22,7 @@ def cli(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "schedc.tools.schedc", *map(str, args)], capture_output=True, text=True, cwd=cwd)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def mlp_external(tmp_path_factory, examples):
     """The example MLP imported with its weights in an archive, compiled; and inlined, compiled."""
     folder = tmp_path_factory.mktemp("params")

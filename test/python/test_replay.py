@@ -38,7 +38,7 @@ func.func @forward(%a: tensor<?x8xf32>) -> tensor<?x8xf32> {
 """
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def replayed_mlp(imported, tmp_path_factory):
     model, args, mlir = imported("mlp")
     path = tmp_path_factory.mktemp("replay") / "mlp.graphs.vmfb"

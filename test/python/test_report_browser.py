@@ -43,7 +43,7 @@ needs_chromium = pytest.mark.skipif(
 FUNCTION = "forward"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def report():
     model, args = bench_models.SUITE["densenet"]()
     mlir = schedc.import_torch(model, *args)
@@ -138,7 +138,7 @@ document.body.appendChild(pre);
 </script>"""
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def pages(report, imported):
     """name -> the page: densenet with stream-schedule, the demo's model and a model whose two
     orders are the same (both with schedc's default pipeline), and a 500-kernel report."""

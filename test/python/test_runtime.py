@@ -21,7 +21,7 @@ func.func @two(%a: tensor<2xi32>) -> (tensor<2xi32>, tensor<2xi32>) {
 """
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def add_module(tmp_path_factory):
     path = tmp_path_factory.mktemp("rt") / "add.vmfb"
     schedc.compile(ADD, output=str(path))

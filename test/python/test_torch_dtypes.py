@@ -40,7 +40,7 @@ def _inputs():
     return x, z
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def mixed(tmp_path_factory):
     x, z = _inputs()
     path = tmp_path_factory.mktemp("dtypes") / "mixed.vmfb"

@@ -23,7 +23,7 @@ LIT_INPUT = ROOT / "test" / "passes" / "kernel-config.mlir"
 LIT_DB = ROOT / "test" / "passes" / "Inputs" / "kernel-config-db.json"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cuda_flow(imported):
     """The example transformer block and conv net at the flow phase for CUDA, without schedc."""
     return {
