@@ -22,7 +22,8 @@ from schedc.decisions.cpu_config import (
     CHANNELS_LAST_MODES, DATA_TILING_MODES, IM2COL_MIN_GAIN, ISAS, KERNEL_LAYOUTS, LAYOUTS, MODE_FLAGS, MODES, CpuDatabase, CpuPlan, OpChoice, choose_plan, data_tiles, default_database, host_isa,
 )
 from schedc.errors import CompileError
-from schedc.ir.cpu_ops import rewrite_op, shaped_ops
+from schedc.ir.cpu_ops import pool_to_kernel, rewrite_op, shaped_ops
+from schedc.ir.iree import ops_named
 from schedc.options import Phase
 from schedc.passes.base import PassInfo
 from schedc.targets import host_cpu_features
@@ -36,6 +37,7 @@ class Options:
     im2col_min_gain: float = IM2COL_MIN_GAIN  # a window convolution's least estimated gain in im2col (1: none)
     cautious: bool = True  # a window convolution leaves IREE's NCHW build where any neighbour's was off its cliff
     per_op_tiling: bool = False  # data tiling chosen op by op, not one mode for the module (opt-in: bench/README.md)
+    pools: bool = True  # stride-1 max pools in schedc's kernel, which reads the image unpadded (false: IREE's)
 
     def __post_init__(self):
         if self.layout and self.layout not in LAYOUTS:
@@ -98,9 +100,10 @@ def cpu_config(module, pass_, options: Options, context) -> None:
     if (context.target or "llvm-cpu") != "llvm-cpu":
         return
     found = shaped_ops(module)
+    pools = ops_named(module, "linalg.pooling_nchw_max") if options.pools else []
     database = plan_database(options.database, context)
     per_op = options.per_op_tiling and not options.mode
-    unavailable = kernels_unavailable(database_isa(), context.arch) if found else None
+    unavailable = kernels_unavailable(database_isa(), context.arch) if found or pools else None
     if options.layout in KERNEL_LAYOUTS and unavailable:
         raise CompileError(f"cpu-config{{layout={options.layout}}}: {unavailable}")
     plan = choose_plan([shape for _, shape in found], database, modes=(options.mode,) if options.mode else MODES,
@@ -120,11 +123,16 @@ def cpu_config(module, pass_, options: Options, context) -> None:
             "layout": layout, "data_tiling": choice.data_tiling and (applied or choice.layout == "nchw" or not per_op),
             "source": choice.source, "time_us": None if choice.time_us is None else round(choice.time_us, 1),
         })
+    # Max pools: in schedc's kernel where it can be built and the module stays NCHW (in a
+    # channels-last module an NCHW pool would stand between transposes)
+    pooled = 0
+    if pools and unavailable is None and plan.mode not in CHANNELS_LAST_MODES:
+        pooled = sum(pool_to_kernel(op) for op in pools)
     context.iree_flags.extend(f for f in plan.iree_flags if f not in context.iree_flags)
     context.records.setdefault("cpu-config", {})["module"] = {
         "database": database.path if database is not None else None,
         "mode": plan.mode, "iree_flags": list(plan.iree_flags), "estimates_us": plan.estimates_us, "ops": ops,
-        "kernels_unavailable": unavailable,
+        "kernels_unavailable": unavailable, "max_pools_in_kernel": pooled,
     }
 
 

@@ -531,3 +531,40 @@ def default_database_path(isa: str) -> Path | None:
 def default_database(isa: str) -> CpuDatabase | None:
     path = default_database_path(isa)
     return CpuDatabase.load(str(path)) if path is not None else None
+
+
+# Max pools run in schedc's kernel (its `maxpool`: stride 1, the image read unpadded) in up to
+# POOL_TILES workgroups of whole channels, so both of a 2-core machine's workers get several.
+POOL_TILES = 16
+# The kernel's limits (gemm_x86_64_avx2.c): a window of at most POOL_WINDOW rows and columns, and
+# its ring of the window's rows of column maxima, POOL_RING floats on the stack.
+POOL_WINDOW, POOL_RING = 16, 2048
+
+
+@dataclass(frozen=True)
+class PoolShape:
+    """A max pool as plain data: what schedc's kernel needs to know of it."""
+
+    element: str
+    strides: tuple[int, int]
+    dilations: tuple[int, int]
+    padding: tuple[int, int, int, int]  # rows above and below, columns left and right
+    window: tuple[int, int]
+    out_width: int
+
+
+def pool_kernel(pool: PoolShape) -> bool:
+    """Whether schedc's kernel runs the max pool: f32, stride and dilation 1 (the kernel reads
+    a window's columns as one contiguous row), padding narrower than the window (a torch pool's
+    is at most half of it), so every output sees part of the image, and within the kernel's
+    limits."""
+    top, bottom, left, right = pool.padding
+    rows, columns = pool.window
+    return (pool.element == "f32" and pool.strides == (1, 1) and pool.dilations == (1, 1)
+            and max(top, bottom) < rows and max(left, right) < columns
+            and max(rows, columns) <= POOL_WINDOW and rows * pool.out_width <= POOL_RING)
+
+
+def pool_tiles(channels: int) -> int:
+    """The channels one workgroup of schedc's max pool computes."""
+    return -(-channels // min(channels, POOL_TILES))

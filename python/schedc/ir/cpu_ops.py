@@ -18,7 +18,9 @@ matmul or an NCHW convolution to schedc's own kernel (schedc.kernels): a `flow.d
 custom-dispatch path, its samples/custom_dispatch/cpu/embedded), which also runs the bias and
 activation after the op where it knows them (`fusable_epilogue`). In a channels-last module a
 window convolution's `gemm` is the NHWC kernel between transposes that IREE cancels against its
-neighbours', reading its image's zero padding in place (`_nhwc_call`, `absorbed_pad`).
+neighbours', reading its image's zero padding in place (`_nhwc_call`, `absorbed_pad`). A
+stride-1 max pool and the -inf padding of its image become one dispatch of the kernel's
+`maxpool`, which reads the image unpadded (`pool_to_kernel`).
 (Channels-last is a mode, not a layout: see schedc.decisions.cpu_config.)
 """
 
@@ -30,7 +32,7 @@ import numpy as np
 from iree.compiler import ir, passmanager
 from iree.compiler.dialects import arith, func, linalg, tensor
 
-from schedc.decisions.cpu_config import OpShape, conv_tiles, gemm_tiles
+from schedc.decisions.cpu_config import OpShape, PoolShape, conv_tiles, gemm_tiles, pool_kernel, pool_tiles
 from schedc.ir.iree import element_bits, function_ops, ops_named
 from schedc.ir.rewrite import append_functions, inline_in_place
 
@@ -71,10 +73,15 @@ def zero_fill(value: ir.Value) -> bool:
 
 def _zero_constant(scalar: ir.Value) -> bool:
     """Whether `scalar` is an `arith.constant` zero."""
+    return _constant_is(scalar, 0)
+
+
+def _constant_is(scalar: ir.Value, number: float) -> bool:
+    """Whether `scalar` is an `arith.constant` of value `number` (float or integer)."""
     if not isinstance(scalar, ir.OpResult) or scalar.owner.operation.name != "arith.constant":
         return False
     attr = scalar.owner.operation.attributes["value"]
-    return (isinstance(attr, ir.FloatAttr) and attr.value == 0.0) or (isinstance(attr, ir.IntegerAttr) and attr.value == 0)
+    return (isinstance(attr, ir.FloatAttr) and attr.value == number) or (isinstance(attr, ir.IntegerAttr) and attr.value == number)
 
 
 def op_shape(op: ir.Operation) -> OpShape | None:
@@ -297,6 +304,8 @@ _MATMUL_SIZES = ("batch", "m", "n", "k", "rows", "columns")
 _CONV_SIZES = ("batch", "channels", "h", "w", "oc", "kh", "kw", "sh", "sw", "dh", "dw", "oh", "ow", "rows", "columns")
 # The NHWC convolution's: its image unpadded (h x w), the padding above (pt) and left of it (pl).
 _CONV_NHWC_SIZES = _CONV_SIZES[:-2] + ("pt", "pl") + _CONV_SIZES[-2:]
+# The max pool's: the image's, the window, the padding above and left, the output's, channels per workgroup.
+_POOL_SIZES = ("batch", "channels", "h", "w", "kh", "kw", "pt", "pl", "oh", "ow", "rows")
 # matmul_bias's sizes after the matmul's: the bias's length (its binding's, not the kernel's),
 # whether it runs along the rows (1) or the columns (0), and the activation.
 _MATMUL_EPILOGUE = ("length", "bias_rows", "act")
@@ -339,8 +348,10 @@ def _export(name: str, symbol: str, sizes: tuple[str, ...], bindings: tuple[str,
 
 def _gemm_executable(path: str) -> str:
     """The stream executable of schedc's kernel: `matmul` (A, B) and `conv` (image, filter), and
-    `matmul_bias` and `conv_bias` with a bias vector and an activation after them."""
-    from schedc.kernels import CONV_BIAS_SYMBOL, CONV_NHWC_BIAS_SYMBOL, CONV_NHWC_SYMBOL, CONV_SYMBOL, MATMUL_BIAS_SYMBOL, MATMUL_SYMBOL
+    `matmul_bias` and `conv_bias` with a bias vector and an activation after them; the NHWC
+    convolutions; `maxpool` (image)."""
+    from schedc.kernels import (CONV_BIAS_SYMBOL, CONV_NHWC_BIAS_SYMBOL, CONV_NHWC_SYMBOL, CONV_SYMBOL, MATMUL_BIAS_SYMBOL, MATMUL_SYMBOL,
+                                MAXPOOL_SYMBOL)
 
     a, b, c = "batch*m*k", "batch*k*n", "batch*m*n"
     image, packed, out = "batch*channels*h*w", "padded*channels*kh*kw", "batch*oc*oh*ow"
@@ -354,6 +365,7 @@ def _gemm_executable(path: str) -> str:
         _export("conv_nhwc", CONV_NHWC_SYMBOL, _CONV_NHWC_SIZES + ("padded",), (image, packed, out), _CONV_NHWC_SIZES[1:]),
         _export("conv_nhwc_bias", CONV_NHWC_BIAS_SYMBOL, _CONV_NHWC_SIZES + ("padded", "act"), (image, packed, "oc", out),
                 _CONV_NHWC_SIZES[1:] + ("act",)),
+        _export("maxpool", MAXPOOL_SYMBOL, _POOL_SIZES, (image, "batch*channels*oh*ow"), _POOL_SIZES[1:]),
     ]
     objects = f"#hal.executable.objects<{{{_X86_64} = [#hal.executable.object<{{path = \"{path}\"}}>]}}>"
     return f"""
@@ -453,6 +465,73 @@ def absorbed_pad(op: ir.Operation) -> tuple[tuple[int, int], ir.Value] | None:
     *_, terminator = pad.regions[0].blocks[0].operations
     (yielded,) = terminator.operands
     return ((low[2], low[3]), pad.operands[0]) if _zero_constant(yielded) else None
+
+
+def _pool_facts(op: ir.Operation) -> tuple[PoolShape, ir.Value] | None:
+    """A max pool (`linalg.pooling_nchw_max`, static, starting from -inf) as plain data, and the
+    image it pools before its -inf padding (the padding of height and width, which nothing else
+    reads, is the kernel's: it reads the image unpadded); None for any other op or form."""
+    if op.name != "linalg.pooling_nchw_max" or any(_shape(v) is None for v in op.operands):
+        return None
+    image, window, init = op.operands
+    if not (isinstance(init, ir.OpResult) and init.owner.operation.name == "linalg.fill" and _constant_is(init.owner.operation.operands[0], float("-inf"))):
+        return None
+    padding, source = (0, 0, 0, 0), image
+    if isinstance(image, ir.OpResult) and image.owner.operation.name == "tensor.pad":
+        pad = image.owner.operation
+        low, high = (list(ir.DenseI64ArrayAttr(pad.attributes[name])) for name in ("static_low", "static_high"))
+        *_, terminator = pad.regions[0].blocks[0].operations
+        if (len(list(image.uses)) != 1 or len(list(pad.operands)) != 1 or low[:2] != [0, 0] or high[:2] != [0, 0]
+                or not _constant_is(terminator.operands[0], float("-inf"))):
+            return None
+        padding, source = (low[2], high[2], low[3], high[3]), pad.operands[0]
+    shape = PoolShape(_element(source), attribute_pair(op, "strides"), attribute_pair(op, "dilations"), padding,
+                      tuple(ir.RankedTensorType(window.type).shape), ir.RankedTensorType(op.results[0].type).shape[3])
+    return shape, source
+
+
+def _pool_call(name: str, image: ir.RankedTensorType, out: ir.RankedTensorType, pool: PoolShape) -> str:
+    """A function `name` of the unpadded NCHW image -> the max pool `pool` of it, in schedc's kernel."""
+    batch, channels, h, w = image.shape
+    rows = pool_tiles(channels)
+    values = (batch, channels, h, w, *pool.window, pool.padding[0], pool.padding[2], *out.shape[2:], rows)
+    sizes = dict(zip(_POOL_SIZES, values))
+    grid = (1, -(-channels // rows), batch)
+    constants = [f"  %{key} = arith.constant {value} : index" for key, value in sizes.items()]
+    constants += [f"  %g{i} = arith.constant {value} : index" for i, value in enumerate(grid)]
+    newline = "\n"
+    return f"""
+func.func private @{name}(%a: {image}) -> {out} {{
+{newline.join(constants)}
+  %r = flow.dispatch @{GEMM_EXECUTABLE}::@maxpool[%g0, %g1, %g2](%a, {", ".join(f"%{key}" for key in sizes)}) : ({image}, {", ".join(["index"] * len(sizes))}) -> {out}
+  return %r : {out}
+}}"""
+
+
+def pool_to_kernel(op: ir.Operation) -> bool:
+    """Replaces the max pool `op`, and the -inf padding of its image, by a dispatch of schedc's
+    kernel where `pool_kernel` says it runs it: no padded copy of the image is made. Whether it
+    did."""
+    from schedc.kernels import object_path
+
+    facts = _pool_facts(op)
+    if facts is None or not pool_kernel(facts[0]):
+        return False
+    pool, source = facts
+    padding = op.operands[0].owner.operation if op.operands[0] != source else None
+    init = op.operands[2].owner.operation
+    with op.context, op.location:
+        outlined = ir.Module.create()
+        text = _gemm_executable(str(object_path())) + _pool_call("schedc_pool", ir.RankedTensorType(source.type),
+                                                                ir.RankedTensorType(op.results[0].type), pool)
+        append_functions(outlined, text, op.context)
+        carry_kernels(outlined, top_module(op))
+        (function,) = [o for o in outlined.body.operations if o.operation.name == "func.func"]
+        inline_in_place(op, function, [source])
+    for unused in (padding, init):
+        if unused is not None and not any(True for r in unused.results for _ in r.uses):
+            unused.erase()
+    return True
 
 
 def _nhwc(t: ir.RankedTensorType) -> ir.RankedTensorType:

@@ -369,3 +369,94 @@ void schedc_sconv_nhwc_bias_workgroup(BINDING(const float, image), BINDING(const
   conv_nhwc(image + image_offset + batch * C * H * W, packed + packed_offset, out + out_offset + batch * OC * OH * OW,
             bias + bias_offset, (int)act, C, H, W, OC, KH, KW, SH, SW, DH, DW, OH, OW, PT, PL, MB, NB, tile_m, tile_n);
 }
+
+/* Max pooling of stride 1 over NCHW planes: out[c][oh][ow] is the maximum of the image's
+ * elements in rows oh - PT .. oh - PT + KH - 1 and columns ow - PL .. ow - PL + KW - 1 that lie
+ * inside it. torch-mlir pads a max pool's image with -inf, and the maximum of -inf with x is x,
+ * so skipping the padding computes what the padded pool does, and no padded copy of the image
+ * is made. Separably: each image row's maxima over the window's columns (the `across` pass,
+ * kept for the KH output rows that read it in a ring of KH rows of OW on the stack), then each
+ * output row's maximum over its rows of those. As arith.maximumf (the pool's body), a window
+ * with a NaN gives NaN: the vector passes keep a mask of the NaNs they met beside the running
+ * maximum. Vectors go 8 columns at a time, the last one ending at the row's end (overlapping its
+ * neighbour); the columns at the edges of the `across` pass, whose windows leave the image, one
+ * by one. A workgroup's tile is CB channels. */
+#define POOL_RING 2048 /* floats: KH x OW at most (schedc.decisions.cpu_config.pool_kernel) */
+#define POOL_WINDOW 16 /* KH and KW at most (the same) */
+static inline float max_nan(float acc, float x) { return acc != acc ? acc : (x != x || x > acc ? x : acc); }
+
+/* out[0:n] = the maximum over rows[0 .. count - 1] (each n floats) of each column; n >= 8 */
+static inline __m256 max3(__m256 a, __m256 b, __m256 c) {
+  __m256 nan = _mm256_or_ps(_mm256_or_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q), _mm256_cmp_ps(b, b, _CMP_UNORD_Q)),
+                            _mm256_cmp_ps(c, c, _CMP_UNORD_Q));
+  return _mm256_or_ps(_mm256_max_ps(_mm256_max_ps(a, b), c), nan);
+}
+
+static void max_rows(float *restrict out, const float *const *rows, size_t count, size_t n) {
+  if (count == 3) { /* a 3-wide window, the common one: its three rows at once */
+    const float *a = rows[0], *b = rows[1], *c = rows[2];
+    for (size_t s = 0; s < n; s += 8) {
+      size_t at = s + 8 <= n ? s : n - 8;
+      _mm256_storeu_ps(out + at, max3(_mm256_loadu_ps(a + at), _mm256_loadu_ps(b + at), _mm256_loadu_ps(c + at)));
+    }
+    return;
+  }
+  for (size_t s = 0; s < n; s += 8) {
+    size_t at = s + 8 <= n ? s : n - 8;
+    __m256 acc = _mm256_set1_ps(-__builtin_inff()), nan = _mm256_setzero_ps();
+    for (size_t j = 0; j < count; ++j) {
+      __m256 x = _mm256_loadu_ps(rows[j] + at);
+      acc = _mm256_max_ps(x, acc); /* acc where x is NaN: the mask keeps it */
+      nan = _mm256_or_ps(nan, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+    }
+    _mm256_storeu_ps(out + at, _mm256_or_ps(acc, nan));
+  }
+}
+
+void schedc_smaxpool_workgroup(BINDING(const float, image), BINDING(float, out), size_t C, size_t H, size_t W, size_t KH,
+                               size_t KW, size_t PT, size_t PL, size_t OH, size_t OW, size_t CB, size_t tile_m,
+                               size_t tile_n, size_t batch) {
+  UNUSED(image), UNUSED(out);
+  (void)tile_n;
+  const float *img = image + image_offset + batch * C * H * W;
+  float *o = out + out_offset + batch * C * OH * OW;
+  size_t c0 = tile_m * CB, c1 = c0 + CB < C ? c0 + CB : C;
+  /* the columns whose window is inside the image: PL <= ow and ow - PL + KW <= W */
+  size_t lo = PL < OW ? PL : OW, hi = W + PL >= KW ? W + PL - KW + 1 : 0;
+  if (hi > OW) hi = OW;
+  if (hi < lo + 8) hi = lo; /* fewer than 8: all one by one */
+  float ring[POOL_RING];
+  for (size_t c = c0; c < c1; ++c) {
+    const float *plane = img + c * H * W;
+    /* image rows whose `across` maxima are in the ring: row r in slot r % KH, kept by counting
+     * (no division in the loops): `slot` is made's, `first` that of the window's first row */
+    size_t made = 0, slot = 0, first = 0, top = 0;
+    for (size_t oh = 0; oh < OH; ++oh) {
+      size_t r0 = oh >= PT ? oh - PT : 0, r1 = oh + KH - PT < H ? oh + KH - PT : H; /* rows [r0, r1) */
+      for (; top < r0; ++top) first = first + 1 == KH ? 0 : first + 1;
+      for (; made < r1; ++made, slot = slot + 1 == KH ? 0 : slot + 1) {
+        const float *src = plane + made * W, *columns[POOL_WINDOW];
+        float *across = ring + slot * OW;
+        for (size_t j = 0; j < KW; ++j) columns[j] = src + lo - PL + j;
+        if (hi > lo) max_rows(across + lo, columns, KW, hi - lo);
+        for (size_t ow = 0; ow < OW; ow = ow + 1 == lo && hi > lo ? hi : ow + 1) {
+          size_t q0 = ow >= PL ? ow - PL : 0, q1 = ow + KW - PL < W ? ow + KW - PL : W; /* columns [q0, q1) */
+          float acc = -__builtin_inff();
+          for (size_t q = q0; q < q1; ++q) acc = max_nan(acc, src[q]);
+          across[ow] = acc;
+        }
+      }
+      float *row = o + c * OH * OW + oh * OW;
+      const float *rows[POOL_WINDOW];
+      for (size_t r = 0, at = first; r < r1 - r0; ++r, at = at + 1 == KH ? 0 : at + 1) rows[r] = ring + at * OW;
+      if (OW >= 8)
+        max_rows(row, rows, r1 - r0, OW);
+      else
+        for (size_t ow = 0; ow < OW; ++ow) {
+          float acc = -__builtin_inff();
+          for (size_t r = 0; r < r1 - r0; ++r) acc = max_nan(acc, rows[r][ow]);
+          row[ow] = acc;
+        }
+    }
+  }
+}
