@@ -35,10 +35,12 @@ def compiled(model, x, tmp_path, **options):
 
 
 @pytest.mark.parametrize("window, padding, size", [
+    # the image is size x (size + 3)
     (3, 1, 32),  # Inception's branch pool: whole vectors of columns
     (5, 2, 13),  # a vector, the last one overlapping it
-    (3, 0, 9),  # no padding: 7 columns, all one by one
+    (3, 0, 9),  # no padding: the edge columns' windows inside the image too
     (2, 1, 6),  # padding on one side only of the last window
+    (3, 1, 4),  # 7 columns: all one by one, in both passes
 ])
 def test_a_stride_one_pool_runs_in_schedcs_kernel_with_no_padded_copy(window, padding, size, tmp_path):
     model = Pooled(window, 1, padding)

@@ -375,17 +375,19 @@ stream.executable private @{GEMM_EXECUTABLE} attributes {{hal.executable.objects
 }}"""
 
 
-def _dispatch(name: str, export: str, a: ir.RankedTensorType, b: ir.RankedTensorType, c: ir.RankedTensorType,
+def _dispatch(name: str, export: str, a: ir.RankedTensorType, b: ir.RankedTensorType | None, c: ir.RankedTensorType,
               sizes: dict, grid: tuple[int, int, int], prologue: str = "", operand: tuple[str, str] | None = None,
               bias: ir.RankedTensorType | None = None) -> str:
-    """A function `name` of (a, b[, bias]) -> c dispatching the kernel's `export` over `grid`,
+    """A function `name` of (a[, b][, bias]) -> c dispatching the kernel's `export` over `grid`,
     after `prologue`, with `operand` (its name and type) for b where the prologue made one."""
     constants = [prologue] if prologue else []
     constants += [f"  %{key} = arith.constant {value} : index" for key, value in sizes.items()]
     constants += [f"  %g{i} = arith.constant {value} : index" for i, value in enumerate(grid)]
     operands = ", ".join(f"%{key}" for key in sizes)
-    second, second_type = operand or ("%b", str(b))
-    tensors, types = [("%a", str(a)), (second, second_type)], [f"%a: {a}", f"%b: {b}"]
+    tensors, types = [("%a", str(a))], [f"%a: {a}"]
+    if b is not None:
+        tensors.append(operand or ("%b", str(b)))
+        types.append(f"%b: {b}")
     if bias is not None:
         tensors.append(("%bias", str(bias)))
         types.append(f"%bias: {bias}")
@@ -495,17 +497,7 @@ def _pool_call(name: str, image: ir.RankedTensorType, out: ir.RankedTensorType, 
     batch, channels, h, w = image.shape
     rows = pool_tiles(channels)
     values = (batch, channels, h, w, *pool.window, pool.padding[0], pool.padding[2], *out.shape[2:], rows)
-    sizes = dict(zip(_POOL_SIZES, values))
-    grid = (1, -(-channels // rows), batch)
-    constants = [f"  %{key} = arith.constant {value} : index" for key, value in sizes.items()]
-    constants += [f"  %g{i} = arith.constant {value} : index" for i, value in enumerate(grid)]
-    newline = "\n"
-    return f"""
-func.func private @{name}(%a: {image}) -> {out} {{
-{newline.join(constants)}
-  %r = flow.dispatch @{GEMM_EXECUTABLE}::@maxpool[%g0, %g1, %g2](%a, {", ".join(f"%{key}" for key in sizes)}) : ({image}, {", ".join(["index"] * len(sizes))}) -> {out}
-  return %r : {out}
-}}"""
+    return _dispatch(name, "maxpool", image, None, out, dict(zip(_POOL_SIZES, values)), (1, -(-channels // rows), batch))
 
 
 def pool_to_kernel(op: ir.Operation) -> bool:
