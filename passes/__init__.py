@@ -27,14 +27,15 @@ from schedc.passes.static_replay import PASS as STATIC_REPLAY
 from schedc.passes.triton_conv import PASS as TRITON_CONV
 from schedc.passes.stream_schedule import PASS as STREAM_SCHEDULE
 from schedc.passes.stream_waves import PASS as STREAM_WAVES
+from schedc.passes.write_in_place import PASS as WRITE_IN_PLACE
 
 REGISTRY: dict[str, PassInfo] = {
-    p.name: p for p in (PRINT_KERNEL_GRAPH, CPU_CONFIG, TRITON_CONV, SPLIT_K, SPLIT_CONCAT, SHARED_CONCAT, STRIDED_SLICES, EXPANDED_SLICES, PADDED_PRODUCERS, MMA_OPERANDS, KERNEL_CONFIG, REDUCTION_CONFIG, MEMORY_ORDER, REMAT, STREAM_SCHEDULE, STREAM_WAVES, ARENA_PLAN, OVERLAP_FILLS, STATIC_REPLAY)
+    p.name: p for p in (PRINT_KERNEL_GRAPH, CPU_CONFIG, TRITON_CONV, SPLIT_K, SPLIT_CONCAT, SHARED_CONCAT, STRIDED_SLICES, EXPANDED_SLICES, PADDED_PRODUCERS, MMA_OPERANDS, KERNEL_CONFIG, REDUCTION_CONFIG, WRITE_IN_PLACE, MEMORY_ORDER, REMAT, STREAM_SCHEDULE, STREAM_WAVES, ARENA_PLAN, OVERLAP_FILLS, STATIC_REPLAY)
 }
 
 # What `schedc` runs when the user names no pipeline. Each pass runs in its phase: memory-order
 # on IREE's flow phase, arena-plan inside IREE's stream phase, after allocation.
-DEFAULT_PIPELINE = "memory-order,arena-plan"
+DEFAULT_PIPELINE = "write-in-place,memory-order,arena-plan"
 
 # What an execution mode compiles to, whatever the pipeline: --execution=graphs replays each
 # call's command buffers recorded once over static buffers (a HAL-phase pass).

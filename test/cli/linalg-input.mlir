@@ -41,7 +41,7 @@ func.func @add_mul(%a: tensor<256xf32>, %b: tensor<256x256xf32>) -> tensor<256xf
 // RUN: schedc %s --summary --report %t.json -o %t.report.vmfb | filecheck %s --check-prefix=SUMMARY
 // RUN: filecheck %s --check-prefix=JSON < %t.json
 // SUMMARY: @add_mul: {{[0-9]+}} kernels, order '{{[a-z]+}}', estimated peak 1,024 B -> 1,024 B (optimum 1,024 B); arena 1,024 B (1.000x LOAD 1,024 B, '{{[a-z]+}}'; IREE's packing 1,024 B); IREE transient {{[0-9,]+}} B -> 1,024 B
-// JSON: "pipeline": "memory-order,arena-plan"
+// JSON: "pipeline": "write-in-place,memory-order,arena-plan"
 // JSON: "memory-order": {
 // JSON: "program_peak_bytes": 1024
 // JSON: "iree_transient_bytes": {

@@ -12,6 +12,7 @@
 // TIMING: Total Execution Time:
 // TIMING: IREE from the input phase to the flow phase
 // TIMING-NEXT: schedc's passes at flow
+// TIMING-NEXT:   write-in-place
 // TIMING-NEXT:   memory-order
 // TIMING-NEXT: IREE's allocation of concurrent waves
 // TIMING-NEXT: IREE's stream phase up to stream-allocation

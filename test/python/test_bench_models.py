@@ -126,12 +126,12 @@ def rerun_passes(phases, source: str, passes: str, tmp_path) -> bytes:
 
 @pytest.mark.parametrize("name", sorted(bench_models.SUITE))
 def test_the_passes_decide_the_same_on_a_busy_machine(name, default_compiles, tmp_path):
-    """memory-order and arena-plan, run again with every CPU busy on the IR the first compile
-    gave them, write byte-identical IR: their searches stop on work, not on the clock."""
+    """write-in-place, memory-order and arena-plan, run again with every CPU busy on the IR the
+    first compile gave them, write byte-identical IR: their searches stop on work, not on the clock."""
     _, phases, dumped = default_compiles(name)
-    assert DEFAULT_PIPELINE == "memory-order,arena-plan"
+    assert DEFAULT_PIPELINE == "write-in-place,memory-order,arena-plan"
     with busy_cpus():
-        ordered = rerun_passes(phases, dumped["flow"], "memory-order", tmp_path)
+        ordered = rerun_passes(phases, dumped["flow"], "write-in-place,memory-order", tmp_path)
         planned = rerun_passes(phases, dumped["stream-allocation"], "arena-plan{verify=true}", tmp_path)
     assert ordered == (phases / dumped["flow-schedc"]).read_bytes()
     assert planned == (phases / dumped["stream-allocation-schedc"]).read_bytes()

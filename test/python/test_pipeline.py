@@ -82,6 +82,7 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
         "padded-producers": "preprocessing",
         "mma-operands": "flow",
         "kernel-config": "flow",
+        "write-in-place": "flow",
         "memory-order": "flow",
         "remat": "flow",
         "stream-schedule": "flow",
@@ -94,5 +95,5 @@ def test_the_registry_holds_exactly_these_passes_in_these_phases():
     with pytest.raises(PipelineError) as info:
         parse_pipeline("nope", REGISTRY)
     assert str(info.value) == (
-        "unknown pass 'nope'; available passes: arena-plan, cpu-config, expanded-slices, kernel-config, memory-order, mma-operands, overlap-fills, padded-producers, print-kernel-graph, reduction-config, remat, shared-concat, split-concat, split-k, static-replay, stream-schedule, stream-waves, strided-slices, triton-conv"
+        "unknown pass 'nope'; available passes: arena-plan, cpu-config, expanded-slices, kernel-config, memory-order, mma-operands, overlap-fills, padded-producers, print-kernel-graph, reduction-config, remat, shared-concat, split-concat, split-k, static-replay, stream-schedule, stream-waves, strided-slices, triton-conv, write-in-place"
     )

@@ -23,6 +23,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith
 
 from schedc.decisions.liveness import peak
+from schedc.decisions.write_in_place import InPlaceSite
 
 # -- structure ---------------------------------------------------------------------------------
 
@@ -286,6 +287,162 @@ def emplaced_update(op: ir.Operation, result_index: int) -> ir.Operation | None:
             continue
         update = update_of(user)
         return user if update is not None and update[1] == value else None
+
+
+# -- writes in place (flow phase) --------------------------------------------------------------
+
+_DISPATCH_TENSOR = "!iree_tensor_ext.dispatch.tensor"
+# What an elementwise kernel's body may hold besides its linalg.generics.
+_ELEMENTWISE_BODY = ("arith.constant", "tensor.empty", "linalg.fill", "iree_tensor_ext.dispatch.tensor.load",
+                     "iree_tensor_ext.dispatch.tensor.store", "func.return")
+
+
+def in_place_site(dispatch: ir.Operation, entry: ir.Operation) -> InPlaceSite | None:
+    """What `schedc.decisions.write_in_place` needs of one `flow.dispatch` and its entry
+    function; None when the kernel is not elementwise throughout.
+
+    Elementwise throughout: every linalg op is a `linalg.generic` with only parallel loops over
+    one iteration space, reading each tensor another generic made, and each candidate binding,
+    at the output's own position (the identity map), and writing its results there. Then each
+    output element depends on a candidate only at its own position, so writing the output over
+    the candidate reads every element before it is overwritten. The entry's arguments are the
+    dispatch's arguments, then one per result not already tied (IREE's flow-to-stream
+    conversion gives them bindings in that order)."""
+    segments = list(ir.DenseI32ArrayAttr(dispatch.attributes["operandSegmentSizes"]))
+    arguments = list(dispatch.operands)[segments[0]:segments[0] + segments[1]]
+    if any(segments[2:]) or not all(isinstance(v.type, ir.RankedTensorType) and v.type.has_static_shape for v in list(dispatch.results)):
+        return None
+    tied = [_tied_operand(dispatch, r) for r in range(len(dispatch.results))]
+    untied = [r for r, t in enumerate(tied) if t is None]
+    block = entry.regions[0].blocks[0]
+    if len(block.arguments) != len(arguments) + len(untied):
+        return None
+    readable, stored = _elementwise_bindings(block)
+    if readable is None:
+        return None
+    result_arg = {r: len(arguments) + k for k, r in enumerate(untied)}
+    results = tuple(str(dispatch.results[r].type) if r in result_arg and result_arg[r] in stored
+                    and emplaced_update(dispatch, r) is None else None for r in range(len(dispatch.results)))
+    candidates = tuple((i, str(v.type)) for i, v in enumerate(arguments)
+                       if i in readable and is_tensor(v) and v.type.has_static_shape and _dies_at(v, dispatch))
+    return InPlaceSite(results, candidates)
+
+
+def _dies_at(value: ir.Value, dispatch: ir.Operation) -> bool:
+    """The value's only reader is `dispatch`, and a dispatch of the same body made it as a
+    result of its own (not one written into another buffer), maybe through views (reshapes)
+    that nothing else reads."""
+    uses = list(value.uses)
+    if len(uses) != 1 or uses[0].owner.operation != dispatch:
+        return False
+    owner = value.owner
+    while not isinstance(owner, ir.Block) and owner.operation.name in _VIEWS:
+        value = owner.operation.operands[0]
+        if len(list(value.uses)) != 1:
+            return False
+        owner = value.owner
+    if isinstance(owner, ir.Block) or not is_dispatch(owner.operation) or owner.operation.parent != dispatch.parent:
+        return False
+    return _tied_operand(owner.operation, ir.OpResult(value).result_number) is None
+
+
+def _whole(op: ir.Operation, shape: list[int]) -> bool:
+    """A dispatch.tensor load or store of the whole tensor, with static offsets."""
+    offsets = list(ir.DenseI64ArrayAttr(op.attributes["static_offsets"]))
+    sizes = list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))
+    strides = list(ir.DenseI64ArrayAttr(op.attributes["static_strides"]))
+    return offsets == [0] * len(shape) and sizes == list(shape) and strides == [1] * len(shape)
+
+
+def _elementwise_bindings(block: ir.Block) -> tuple[set | None, set]:
+    """(arguments loaded whole and read at each output's own position, arguments stored whole
+    from such a position) of an entry body; (None, set()) when the body is not elementwise."""
+    generics = []
+    for op in block.operations:
+        op = op.operation
+        if op.name == "linalg.generic":
+            generics.append(op)
+        elif op.name not in _ELEMENTWISE_BODY:
+            return None, set()
+    domains = set()
+    made = set()  # tensors the generics make
+    for generic in generics:
+        maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
+        if not maps or any("parallel" not in str(t) for t in ir.ArrayAttr(generic.attributes["iterator_types"])):
+            return None, set()
+        rank = maps[0].n_dims
+        identity = ir.AffineMap.get_identity(rank)
+        if any(m != identity for m in maps[len(maps) - len(generic.results):]):
+            return None, set()
+        domains.add(tuple(ir.RankedTensorType(generic.results[0].type).shape) if generic.results else None)
+        made.update(generic.results)
+    if len(domains) > 1:
+        return None, set()
+    read_at_own_position: dict = {}  # value -> every read is an input at the identity map
+    for generic in generics:
+        maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
+        identity = ir.AffineMap.get_identity(maps[0].n_dims)
+        inputs = len(generic.operands) - len(generic.results)
+        for i, value in enumerate(generic.operands):
+            aligned = i < inputs and maps[i] == identity
+            if value in made and not aligned:
+                return None, set()  # a tensor made here read elsewhere than its own position
+            read_at_own_position[value] = read_at_own_position.get(value, True) and aligned
+    readable, stored = set(), set()
+    for index, argument in enumerate(block.arguments):
+        if not str(argument.type).startswith(_DISPATCH_TENSOR):
+            continue
+        uses = [u.owner.operation for u in argument.uses]
+        if not uses:
+            continue
+        shape = _dispatch_tensor_shape(argument.type)
+        if all(u.name == "iree_tensor_ext.dispatch.tensor.load" and len(u.operands) == 1 and _whole(u, shape)
+               and read_at_own_position.get(u.results[0], False)
+               and all(r.owner.operation.name == "linalg.generic" for r in u.results[0].uses) for u in uses):
+            readable.add(index)
+        if (len(uses) == 1 and uses[0].name == "iree_tensor_ext.dispatch.tensor.store" and len(uses[0].operands) == 2
+                and _whole(uses[0], shape) and uses[0].operands[0] in made):
+            stored.add(index)
+    return readable, stored
+
+
+def _dispatch_tensor_shape(type_: ir.Type) -> list[int]:
+    """The shape of `!iree_tensor_ext.dispatch.tensor<access:tensor<AxBxT>>`."""
+    inner = str(type_).split(":", 1)[1].removesuffix(">")
+    return list(ir.RankedTensorType(ir.Type.parse(inner)).shape)
+
+
+def tie_results(dispatch: ir.Operation, chosen: tuple[int, ...]) -> None:
+    """Ties each result with a chosen argument (its index among the dispatch's arguments; -1:
+    none) to that argument: the dispatch writes the result into the argument's buffer. Its
+    entry function needs `bind_in_place` with the same choice."""
+    segments = list(ir.DenseI32ArrayAttr(dispatch.attributes["operandSegmentSizes"]))
+    ties = [t - segments[0] if (t := _tied_operand(dispatch, r)) is not None else c for r, c in enumerate(chosen)]
+    with dispatch.context:
+        index = ir.IndexType.get()
+        dispatch.attributes["tied_operands"] = ir.ArrayAttr.get([ir.IntegerAttr.get(index, t) for t in ties])
+
+
+def bind_in_place(dispatch: ir.Operation, entry: ir.Operation, chosen: tuple[int, ...]) -> None:
+    """The entry function's side of `tie_results` (before it, for any one of the entry's
+    calls): each chosen result's binding replaced by its argument's, made `readwrite`."""
+    segments = list(ir.DenseI32ArrayAttr(dispatch.attributes["operandSegmentSizes"]))
+    untied = [r for r in range(len(dispatch.results)) if _tied_operand(dispatch, r) is None]
+    block = entry.regions[0].blocks[0]
+    erased = []
+    with dispatch.context:
+        for r, argument in enumerate(chosen):
+            if argument < 0 or r not in untied:
+                continue
+            operand = block.arguments[argument]
+            inner = str(operand.type).split(":", 1)[1]
+            operand.set_type(ir.Type.parse(f"{_DISPATCH_TENSOR}<readwrite:{inner}"))
+            result_arg = block.arguments[segments[1] + untied.index(r)]
+            result_arg.replace_all_uses_with(operand)
+            erased.append(result_arg.arg_number)
+        for number in sorted(erased, reverse=True):
+            block.erase_argument(number)
+        entry.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([a.type for a in block.arguments], []))
 
 
 def serialize_partitioning(func: ir.Operation) -> None:
