@@ -22,7 +22,7 @@ from schedc.decisions.cpu_config import (
     CHANNELS_LAST_MODES, DATA_TILING_MODES, IM2COL_MIN_GAIN, ISAS, KERNEL_LAYOUTS, LAYOUTS, MODE_FLAGS, MODES, CpuDatabase, CpuPlan, OpChoice, choose_plan, data_tiles, default_database, host_isa,
 )
 from schedc.errors import CompileError
-from schedc.ir.cpu_ops import pool_to_kernel, rewrite_op, shaped_ops
+from schedc.ir.cpu_ops import depthwise_to_kernel, pool_to_kernel, rewrite_op, shaped_ops
 from schedc.ir.iree import ops_named
 from schedc.options import Phase
 from schedc.passes.base import PassInfo
@@ -38,6 +38,9 @@ class Options:
     cautious: bool = True  # a window convolution leaves IREE's NCHW build where any neighbour's was off its cliff
     per_op_tiling: bool = False  # data tiling chosen op by op, not one mode for the module (opt-in: bench/README.md)
     pools: bool = True  # stride-1 max pools in schedc's kernel, which reads the image unpadded (false: IREE's)
+    # stride-1 depthwise convolutions the plan leaves NCHW in schedc's kernel, which reads the
+    # image unpadded (false: IREE's)
+    depthwise: bool = True
 
     def __post_init__(self):
         if self.layout and self.layout not in LAYOUTS:
@@ -123,16 +126,21 @@ def cpu_config(module, pass_, options: Options, context) -> None:
             "layout": layout, "data_tiling": choice.data_tiling and (applied or choice.layout == "nchw" or not per_op),
             "source": choice.source, "time_us": None if choice.time_us is None else round(choice.time_us, 1),
         })
-    # Max pools: in schedc's kernel where it can be built and the module stays NCHW (in a
-    # channels-last module an NCHW pool would stand between transposes)
-    pooled = 0
-    if pools and unavailable is None and plan.mode not in CHANNELS_LAST_MODES:
+    # Max pools and depthwise convolutions left NCHW: in schedc's kernels where they can be
+    # built and the module stays NCHW (in a channels-last module an NCHW op would stand between
+    # transposes)
+    pooled = depthwise = 0
+    if unavailable is None and plan.mode not in CHANNELS_LAST_MODES:
         pooled = sum(pool_to_kernel(op) for op in pools)
+        if options.depthwise:
+            depthwise = sum(depthwise_to_kernel(op) for (op, shape), choice in zip(found, plan.ops)
+                            if shape.kind == "depthwise" and choice.layout == "nchw")
     context.iree_flags.extend(f for f in plan.iree_flags if f not in context.iree_flags)
     context.records.setdefault("cpu-config", {})["module"] = {
         "database": database.path if database is not None else None,
         "mode": plan.mode, "iree_flags": list(plan.iree_flags), "estimates_us": plan.estimates_us, "ops": ops,
         "kernels_unavailable": unavailable, "max_pools_in_kernel": pooled,
+        "depthwise_in_kernel": depthwise,
     }
 
 

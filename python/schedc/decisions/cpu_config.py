@@ -568,3 +568,38 @@ def pool_kernel(pool: PoolShape) -> bool:
 def pool_tiles(channels: int) -> int:
     """The channels one workgroup of schedc's max pool computes."""
     return -(-channels // min(channels, POOL_TILES))
+
+
+# Depthwise convolutions of stride 1 or 2 run in schedc's kernel (its `depthwise`: the image read
+# unpadded, the taps outside it skipped) in up to DEPTHWISE_TILES workgroups of whole channels,
+# where the module stays NCHW; windows of at most DEPTHWISE_WINDOW rows and columns.
+DEPTHWISE_TILES, DEPTHWISE_WINDOW = 16, 16
+
+
+@dataclass(frozen=True)
+class DepthwiseShape:
+    """A depthwise convolution as plain data: what schedc's kernel needs to know of it."""
+
+    element: str
+    strides: tuple[int, int]
+    dilations: tuple[int, int]
+    padding: tuple[int, int, int, int]  # zero rows above and below, columns left and right
+    window: tuple[int, int]
+    multiplier: int  # output channels per input channel
+
+
+def depthwise_kernel(conv: DepthwiseShape) -> bool:
+    """Whether schedc's kernel runs the depthwise convolution: f32, the same stride of 1 or 2
+    along both axes (the kernel reads a window's columns as a row, or a row's even elements),
+    dilation 1, one output channel per input channel, padding narrower than the window (so
+    every output reads part of the image), and a window within the kernel's limit."""
+    top, bottom, left, right = conv.padding
+    rows, columns = conv.window
+    return (conv.element == "f32" and conv.strides in ((1, 1), (2, 2)) and conv.dilations == (1, 1) and conv.multiplier == 1
+            and max(top, bottom) < rows and max(left, right) < columns and max(rows, columns) <= DEPTHWISE_WINDOW)
+
+
+def depthwise_tiles(channels: int) -> int:
+    """The channels one workgroup of schedc's depthwise convolution computes."""
+    return -(-channels // min(channels, DEPTHWISE_TILES))
+

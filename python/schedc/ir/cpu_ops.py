@@ -32,9 +32,10 @@ import numpy as np
 from iree.compiler import ir, passmanager
 from iree.compiler.dialects import arith, func, linalg, tensor
 
-from schedc.decisions.cpu_config import OpShape, PoolShape, conv_tiles, gemm_tiles, pool_kernel, pool_tiles
+from schedc.decisions.cpu_config import (DepthwiseShape, OpShape, PoolShape, conv_tiles, depthwise_kernel, depthwise_tiles, gemm_tiles,
+                                        pool_kernel, pool_tiles)
 from schedc.ir.iree import element_bits, function_ops, ops_named
-from schedc.ir.rewrite import append_functions, inline_in_place
+from schedc.ir.rewrite import append_functions, inline_in_place, inline_values
 
 CONVOLUTIONS = ("linalg.conv_2d_nchw_fchw", "linalg.depthwise_conv_2d_nchw_chw")
 MATMULS = ("linalg.matmul", "linalg.batch_matmul")
@@ -306,6 +307,7 @@ _CONV_SIZES = ("batch", "channels", "h", "w", "oc", "kh", "kw", "sh", "sw", "dh"
 _CONV_NHWC_SIZES = _CONV_SIZES[:-2] + ("pt", "pl") + _CONV_SIZES[-2:]
 # The max pool's: the image's, the window, the padding above and left, the output's, channels per workgroup.
 _POOL_SIZES = ("batch", "channels", "h", "w", "kh", "kw", "pt", "pl", "oh", "ow", "rows")
+_DEPTHWISE_SIZES = ("batch", "channels", "h", "w", "kh", "kw", "stride", "pt", "pl", "oh", "ow", "rows")
 # matmul_bias's sizes after the matmul's: the bias's length (its binding's, not the kernel's),
 # whether it runs along the rows (1) or the columns (0), and the activation.
 _MATMUL_EPILOGUE = ("length", "bias_rows", "act")
@@ -349,9 +351,9 @@ def _export(name: str, symbol: str, sizes: tuple[str, ...], bindings: tuple[str,
 def _gemm_executable(path: str) -> str:
     """The stream executable of schedc's kernel: `matmul` (A, B) and `conv` (image, filter), and
     `matmul_bias` and `conv_bias` with a bias vector and an activation after them; the NHWC
-    convolutions; `maxpool` (image)."""
-    from schedc.kernels import (CONV_BIAS_SYMBOL, CONV_NHWC_BIAS_SYMBOL, CONV_NHWC_SYMBOL, CONV_SYMBOL, MATMUL_BIAS_SYMBOL, MATMUL_SYMBOL,
-                                MAXPOOL_SYMBOL)
+    convolutions; `maxpool` (image); `depthwise` (image, filter)."""
+    from schedc.kernels import (CONV_BIAS_SYMBOL, CONV_NHWC_BIAS_SYMBOL, CONV_NHWC_SYMBOL, CONV_SYMBOL, DEPTHWISE_SYMBOL, MATMUL_BIAS_SYMBOL,
+                                MATMUL_SYMBOL, MAXPOOL_SYMBOL)
 
     a, b, c = "batch*m*k", "batch*k*n", "batch*m*n"
     image, packed, out = "batch*channels*h*w", "padded*channels*kh*kw", "batch*oc*oh*ow"
@@ -366,6 +368,7 @@ def _gemm_executable(path: str) -> str:
         _export("conv_nhwc_bias", CONV_NHWC_BIAS_SYMBOL, _CONV_NHWC_SIZES + ("padded", "act"), (image, packed, "oc", out),
                 _CONV_NHWC_SIZES[1:] + ("act",)),
         _export("maxpool", MAXPOOL_SYMBOL, _POOL_SIZES, (image, "batch*channels*oh*ow"), _POOL_SIZES[1:]),
+        _export("depthwise", DEPTHWISE_SYMBOL, _DEPTHWISE_SIZES, (image, "channels*kh*kw", "batch*channels*oh*ow"), _DEPTHWISE_SIZES[1:]),
     ]
     objects = f"#hal.executable.objects<{{{_X86_64} = [#hal.executable.object<{{path = \"{path}\"}}>]}}>"
     return f"""
@@ -521,6 +524,63 @@ def pool_to_kernel(op: ir.Operation) -> bool:
         (function,) = [o for o in outlined.body.operations if o.operation.name == "func.func"]
         inline_in_place(op, function, [source])
     for unused in (padding, init):
+        if unused is not None and not any(True for r in unused.results for _ in r.uses):
+            unused.erase()
+    return True
+
+
+def _depthwise_facts(op: ir.Operation) -> tuple[DepthwiseShape, ir.Value] | None:
+    """A depthwise convolution (`linalg.depthwise_conv_2d_nchw_chw`, static) as plain data, and
+    the image it reads before its zero padding (the padding of height and width, which nothing
+    else reads, is the kernel's: it skips the taps outside the image); None for any other op."""
+    if op.name != "linalg.depthwise_conv_2d_nchw_chw" or any(_shape(v) is None for v in op.operands):
+        return None
+    image, window, out = op.operands
+    padding, source = (0, 0, 0, 0), image
+    pad = absorbed_pad(op)
+    if pad is not None:
+        pad_op = image.owner.operation
+        low, high = (list(ir.DenseI64ArrayAttr(pad_op.attributes[name])) for name in ("static_low", "static_high"))
+        padding, source = (low[2], high[2], low[3], high[3]), pad[1]
+    elif isinstance(image, ir.OpResult) and image.owner.operation.name == "tensor.pad":
+        return None  # a padding the kernel does not read as zeros
+    shape = DepthwiseShape(_element(source), attribute_pair(op, "strides"), attribute_pair(op, "dilations"), padding,
+                           tuple(ir.RankedTensorType(window.type).shape[1:]),
+                           ir.RankedTensorType(out.type).shape[1] // ir.RankedTensorType(image.type).shape[1])
+    return shape, source
+
+
+def depthwise_to_kernel(op: ir.Operation) -> bool:
+    """Replaces the depthwise convolution `op`, and the zero padding of its image, by a dispatch
+    of schedc's kernel where `depthwise_kernel` says it runs it (its initial value added after
+    it unless zero): no padded copy of the image is made. Whether it did."""
+    from schedc.kernels import object_path
+
+    facts = _depthwise_facts(op)
+    if facts is None or not depthwise_kernel(facts[0]):
+        return False
+    conv, source = facts
+    image_type, filter_type = ir.RankedTensorType(source.type), ir.RankedTensorType(op.operands[1].type)
+    out_type = ir.RankedTensorType(op.results[0].type)
+    padding = op.operands[0].owner.operation if op.operands[0] != source else None
+    init = op.operands[2]
+    batch, channels, h, w = image_type.shape
+    rows = depthwise_tiles(channels)
+    values = (batch, channels, h, w, *conv.window, conv.strides[0], conv.padding[0], conv.padding[2], *out_type.shape[2:], rows)
+    with op.context, op.location:
+        outlined = ir.Module.create()
+        text = _gemm_executable(str(object_path())) + _dispatch("schedc_depthwise", "depthwise", image_type, filter_type, out_type,
+                                                                dict(zip(_DEPTHWISE_SIZES, values)), (1, -(-channels // rows), batch))
+        append_functions(outlined, text, op.context)
+        carry_kernels(outlined, top_module(op))
+        (function,) = [o for o in outlined.body.operations if o.operation.name == "func.func"]
+        (result,) = inline_values(function, [source, op.operands[1]], before=op)
+        if not zero_fill(init):
+            with ir.InsertionPoint(op):
+                result = _add(result, init)
+    op.results[0].replace_all_uses_with(result)
+    op.erase()
+    for unused in (padding, init.owner.operation if isinstance(init, ir.OpResult) else None):
         if unused is not None and not any(True for r in unused.results for _ in r.uses):
             unused.erase()
     return True

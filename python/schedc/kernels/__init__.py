@@ -5,8 +5,8 @@ IREE 3.13's llvm-cpu matmuls run at a third to a half of torch's speed on an AVX
 NCHW convolutions slower still (bench/README.md, "CPU"). `gemm_x86_64_avx2.c` holds a plain
 6 x 16 register-tile matmul in AVX2/FMA intrinsics, and a direct NCHW convolution vectorised
 along its output channels (its filter packed at compile time), each also with an epilogue (a
-bias along the output channels, then ReLU or GELU), and a stride-1 max pool that reads its image
-unpadded (no padded copy beside it); a dispatch calls them through
+bias along the output channels, then ReLU or GELU), and a stride-1 max pool and depthwise
+convolution that read their image unpadded (no padded copy beside it); a dispatch calls them through
 IREE's custom-dispatch path (an executable whose objects IREE's embedded linker links:
 schedc.ir.cpu_ops). They run at 0.7-1.1x torch's time.
 
@@ -39,6 +39,8 @@ CONV_NHWC_SYMBOL = "schedc_sconv_nhwc_workgroup"
 CONV_NHWC_BIAS_SYMBOL = "schedc_sconv_nhwc_bias_workgroup"
 # Max pooling of stride 1, reading the image unpadded.
 MAXPOOL_SYMBOL = "schedc_smaxpool_workgroup"
+# Depthwise convolution of stride 1, reading the image unpadded.
+DEPTHWISE_SYMBOL = "schedc_sdepthwise_workgroup"
 ACTIVATIONS = {"none": 0, "relu": 1, "gelu": 2}
 # Freestanding code for IREE's embedded ELF loader: no libc, position-independent, hidden.
 FLAGS = ("-O3", "-mavx2", "-mfma", "-std=c17", "-ffreestanding", "-fPIC", "-fno-stack-protector", "-fvisibility=hidden",

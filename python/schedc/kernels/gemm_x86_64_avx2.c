@@ -460,3 +460,59 @@ void schedc_smaxpool_workgroup(BINDING(const float, image), BINDING(float, out),
     }
   }
 }
+
+/* Depthwise convolution (one filter of KH x KW per channel, dilation 1, stride S of 1 or 2 along
+ * both axes), reading its NCHW image unpadded: the zero padding (PT rows above, PL columns left)
+ * is the taps it skips. For each output row, each of the window's rows inside the image and each
+ * of its columns: the image row from the column on (every S-th element), times the tap, added to
+ * the output columns whose tap is inside the image, 8 at a time (at stride 2 two vectors'
+ * even elements), then one by one. The sums start from zero (IREE adds an initial value after
+ * it). A workgroup's tile is CB channels. */
+static inline __m256 even_elements(const float *s) {
+  __m256 a = _mm256_loadu_ps(s), b = _mm256_loadu_ps(s + 8);
+  __m256 mixed = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)); /* a0 a2 b0 b2 | a4 a6 b4 b6 */
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(mixed), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+void schedc_sdepthwise_workgroup(BINDING(const float, image), BINDING(const float, filter), BINDING(float, out), size_t C,
+                                 size_t H, size_t W, size_t KH, size_t KW, size_t S, size_t PT, size_t PL, size_t OH,
+                                 size_t OW, size_t CB, size_t tile_m, size_t tile_n, size_t batch) {
+  UNUSED(image), UNUSED(filter), UNUSED(out);
+  (void)tile_n;
+  const float *img = image + image_offset + batch * C * H * W;
+  const float *taps = filter + filter_offset;
+  float *o = out + out_offset + batch * C * OH * OW;
+  size_t c0 = tile_m * CB, c1 = c0 + CB < C ? c0 + CB : C;
+  for (size_t c = c0; c < c1; ++c) {
+    const float *plane = img + c * H * W, *w = taps + c * KH * KW;
+    for (size_t oh = 0; oh < OH; ++oh) {
+      float *row = o + c * OH * OW + oh * OW;
+      for (size_t ow = 0; ow < OW; ++ow) row[ow] = 0.0f;
+      for (size_t i = 0; i < KH; ++i) {
+        if (oh * S + i < PT || oh * S + i - PT >= H) continue; /* a row of padding */
+        const float *src = plane + (oh * S + i - PT) * W;
+        for (size_t j = 0; j < KW; ++j) {
+          /* output columns ow with 0 <= S ow + j - PL < W: [q0, q1) */
+          size_t q0 = j < PL ? (PL - j + S - 1) / S : 0;
+          if (W + PL <= j) continue;
+          size_t q1 = (W - 1 + PL - j) / S + 1;
+          if (q1 > OW) q1 = OW;
+          if (q0 >= q1) continue;
+          const float *s = src + q0 * S + j - PL; /* the image element of output column q0 */
+          float *d = row + q0;
+          float tap = w[i * KW + j];
+          __m256 t = _mm256_set1_ps(tap);
+          size_t n = q1 - q0, k = 0;
+          if (S == 1) {
+            for (; k + 8 <= n; k += 8) _mm256_storeu_ps(d + k, _mm256_fmadd_ps(t, _mm256_loadu_ps(s + k), _mm256_loadu_ps(d + k)));
+          } else if (S == 2) { /* 16 elements a vector: while they stay inside the row */
+            size_t inside = W - (size_t)(s - src);
+            for (; k + 8 <= n && 2 * k + 16 <= inside; k += 8)
+              _mm256_storeu_ps(d + k, _mm256_fmadd_ps(t, even_elements(s + 2 * k), _mm256_loadu_ps(d + k)));
+          }
+          for (; k < n; ++k) d[k] += tap * s[k * S];
+        }
+      }
+    }
+  }
+}
