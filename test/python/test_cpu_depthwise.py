@@ -8,10 +8,8 @@ import pytest
 import torch
 from torch import nn
 
-import schedc
-from schedc.compiler.driver import compile_with_options
 from schedc.decisions.cpu_config import DEPTHWISE_WINDOW, DepthwiseShape, depthwise_kernel, depthwise_tiles
-from schedc.options import CompileOptions
+from test_cpu_pool import compiled
 
 
 class Depthwise(nn.Module):
@@ -24,15 +22,6 @@ class Depthwise(nn.Module):
 
     def forward(self, x):
         return self.conv(torch.relu(x))
-
-
-def compiled(model, x, tmp_path, **options):
-    mlir = schedc.import_torch(model, x)
-    result = compile_with_options(mlir, CompileOptions(target="llvm-cpu", **options))
-    flow = compile_with_options(mlir, CompileOptions(target="llvm-cpu", emit="flow", **options)).output
-    path = tmp_path / "depthwise.vmfb"
-    path.write_bytes(result.output)
-    return schedc.load(str(path)), result.records["cpu-config"]["module"], flow
 
 
 @pytest.mark.parametrize("window, stride, padding, size, bias", [

@@ -26,10 +26,11 @@ class Pooled(nn.Module):
 
 
 def compiled(model, x, tmp_path, **options):
+    """The loaded module of `model` compiled for the host CPU, cpu-config's record, and the flow IR."""
     mlir = schedc.import_torch(model, x)
     result = compile_with_options(mlir, CompileOptions(target="llvm-cpu", **options))
     flow = compile_with_options(mlir, CompileOptions(target="llvm-cpu", emit="flow", **options)).output
-    path = tmp_path / "pool.vmfb"
+    path = tmp_path / "module.vmfb"
     path.write_bytes(result.output)
     return schedc.load(str(path)), result.records["cpu-config"]["module"], flow
 
