@@ -503,29 +503,39 @@ def _pool_call(name: str, image: ir.RankedTensorType, out: ir.RankedTensorType, 
     return _dispatch(name, "maxpool", image, None, out, dict(zip(_POOL_SIZES, values)), (1, -(-channels // rows), batch))
 
 
+def _replace_by_kernel(op: ir.Operation, text: str, arguments: list[ir.Value], init: ir.Value | None = None) -> None:
+    """Replaces `op` by the function `text` defines (a dispatch of schedc's kernel, whose
+    executable joins `op`'s module) called on `arguments`, its result plus `init` where that
+    is given; then erases what only `op` read: the padding of its image and its initial value."""
+    from schedc.kernels import object_path
+
+    readers = [v.owner.operation for v in op.operands if isinstance(v, ir.OpResult)]
+    with op.context, op.location:
+        outlined = ir.Module.create()
+        append_functions(outlined, _gemm_executable(str(object_path())) + text, op.context)
+        carry_kernels(outlined, top_module(op))
+        (function,) = [o for o in outlined.body.operations if o.operation.name == "func.func"]
+        (result,) = inline_values(function, arguments, before=op)
+        if init is not None:
+            with ir.InsertionPoint(op):
+                result = _add(result, init)
+    op.results[0].replace_all_uses_with(result)
+    op.erase()
+    for unused in readers:
+        if unused.name in ("tensor.pad", "linalg.fill") and not any(True for r in unused.results for _ in r.uses):
+            unused.erase()
+
+
 def pool_to_kernel(op: ir.Operation) -> bool:
     """Replaces the max pool `op`, and the -inf padding of its image, by a dispatch of schedc's
     kernel where `pool_kernel` says it runs it: no padded copy of the image is made. Whether it
     did."""
-    from schedc.kernels import object_path
-
     facts = _pool_facts(op)
     if facts is None or not pool_kernel(facts[0]):
         return False
     pool, source = facts
-    padding = op.operands[0].owner.operation if op.operands[0] != source else None
-    init = op.operands[2].owner.operation
-    with op.context, op.location:
-        outlined = ir.Module.create()
-        text = _gemm_executable(str(object_path())) + _pool_call("schedc_pool", ir.RankedTensorType(source.type),
-                                                                ir.RankedTensorType(op.results[0].type), pool)
-        append_functions(outlined, text, op.context)
-        carry_kernels(outlined, top_module(op))
-        (function,) = [o for o in outlined.body.operations if o.operation.name == "func.func"]
-        inline_in_place(op, function, [source])
-    for unused in (padding, init):
-        if unused is not None and not any(True for r in unused.results for _ in r.uses):
-            unused.erase()
+    _replace_by_kernel(op, _pool_call("schedc_pool", ir.RankedTensorType(source.type), ir.RankedTensorType(op.results[0].type), pool),
+                       [source])
     return True
 
 
@@ -554,35 +564,19 @@ def depthwise_to_kernel(op: ir.Operation) -> bool:
     """Replaces the depthwise convolution `op`, and the zero padding of its image, by a dispatch
     of schedc's kernel where `depthwise_kernel` says it runs it (its initial value added after
     it unless zero): no padded copy of the image is made. Whether it did."""
-    from schedc.kernels import object_path
-
     facts = _depthwise_facts(op)
     if facts is None or not depthwise_kernel(facts[0]):
         return False
     conv, source = facts
     image_type, filter_type = ir.RankedTensorType(source.type), ir.RankedTensorType(op.operands[1].type)
     out_type = ir.RankedTensorType(op.results[0].type)
-    padding = op.operands[0].owner.operation if op.operands[0] != source else None
     init = op.operands[2]
     batch, channels, h, w = image_type.shape
     rows = depthwise_tiles(channels)
     values = (batch, channels, h, w, *conv.window, conv.strides[0], conv.padding[0], conv.padding[2], *out_type.shape[2:], rows)
-    with op.context, op.location:
-        outlined = ir.Module.create()
-        text = _gemm_executable(str(object_path())) + _dispatch("schedc_depthwise", "depthwise", image_type, filter_type, out_type,
-                                                                dict(zip(_DEPTHWISE_SIZES, values)), (1, -(-channels // rows), batch))
-        append_functions(outlined, text, op.context)
-        carry_kernels(outlined, top_module(op))
-        (function,) = [o for o in outlined.body.operations if o.operation.name == "func.func"]
-        (result,) = inline_values(function, [source, op.operands[1]], before=op)
-        if not zero_fill(init):
-            with ir.InsertionPoint(op):
-                result = _add(result, init)
-    op.results[0].replace_all_uses_with(result)
-    op.erase()
-    for unused in (padding, init.owner.operation if isinstance(init, ir.OpResult) else None):
-        if unused is not None and not any(True for r in unused.results for _ in r.uses):
-            unused.erase()
+    text = _dispatch("schedc_depthwise", "depthwise", image_type, filter_type, out_type, dict(zip(_DEPTHWISE_SIZES, values)),
+                     (1, -(-channels // rows), batch))
+    _replace_by_kernel(op, text, [source, op.operands[1]], None if zero_fill(init) else init)
     return True
 
 
