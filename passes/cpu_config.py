@@ -24,6 +24,7 @@ from schedc.decisions.cpu_config import (
 from schedc.errors import CompileError
 from schedc.ir.cpu_ops import depthwise_to_kernel, pool_to_kernel, rewrite_op, shaped_ops
 from schedc.ir.iree import ops_named
+from schedc.kernels import kernel_isa
 from schedc.options import Phase
 from schedc.passes.base import PassInfo
 from schedc.targets import host_cpu_features
@@ -83,9 +84,9 @@ def kernels_unavailable(isa: str, cpu: str = "") -> str | None:
         return f"schedc's kernels are for x86-64 with AVX2, not {isa}"
     if cpu not in KERNEL_CPUS:
         return f"schedc's kernels need AVX2 and FMA, which target CPU '{cpu}' may lack (they run for {', '.join(c for c in KERNEL_CPUS if c)})"
-    from schedc.kernels import available
+    from schedc.kernels import GEMM, available
 
-    return available()
+    return available(GEMM, kernel_isa(cpu))
 
 
 def _forced_layout(plan: CpuPlan, layout: str) -> CpuPlan:
@@ -107,6 +108,7 @@ def cpu_config(module, pass_, options: Options, context) -> None:
     database = plan_database(options.database, context)
     per_op = options.per_op_tiling and not options.mode
     unavailable = kernels_unavailable(database_isa(), context.arch) if found or pools else None
+    isa = kernel_isa(context.arch)  # AVX-512 where the target has it
     if options.layout in KERNEL_LAYOUTS and unavailable:
         raise CompileError(f"cpu-config{{layout={options.layout}}}: {unavailable}")
     plan = choose_plan([shape for _, shape in found], database, modes=(options.mode,) if options.mode else MODES,
@@ -119,7 +121,8 @@ def cpu_config(module, pass_, options: Options, context) -> None:
         # One mode for the module: IREE's flag tiles every matmul as it always has (a 1x1
         # convolution it turns into one too); per op: the hint marks the chosen ones alone.
         hint = choice.data_tiling and per_op
-        applied = (choice.layout != "nchw" or hint) and rewrite_op(op, choice.layout, hint, channels_last=plan.mode in CHANNELS_LAST_MODES)
+        applied = (choice.layout != "nchw" or hint) and rewrite_op(op, choice.layout, hint, channels_last=plan.mode in CHANNELS_LAST_MODES,
+                                                                   isa=isa)
         layout = choice.layout if applied or choice.layout == "nchw" else "nchw (IREE has no rewrite for it)"
         ops.append({
             "op": choice.shape.key, "kind": choice.shape.kind, "work": choice.shape.work,
@@ -131,15 +134,15 @@ def cpu_config(module, pass_, options: Options, context) -> None:
     # transposes)
     pooled = depthwise = 0
     if unavailable is None and plan.mode not in CHANNELS_LAST_MODES:
-        pooled = sum(pool_to_kernel(op) for op in pools)
+        pooled = sum(pool_to_kernel(op, isa) for op in pools)
         if options.depthwise:
-            depthwise = sum(depthwise_to_kernel(op) for (op, shape), choice in zip(found, plan.ops)
+            depthwise = sum(depthwise_to_kernel(op, isa) for (op, shape), choice in zip(found, plan.ops)
                             if shape.kind == "depthwise" and choice.layout == "nchw")
     context.iree_flags.extend(f for f in plan.iree_flags if f not in context.iree_flags)
     context.records.setdefault("cpu-config", {})["module"] = {
         "database": database.path if database is not None else None,
         "mode": plan.mode, "iree_flags": list(plan.iree_flags), "estimates_us": plan.estimates_us, "ops": ops,
-        "kernels_unavailable": unavailable, "max_pools_in_kernel": pooled,
+        "kernels_unavailable": unavailable, "kernel_isa": None if unavailable else isa, "max_pools_in_kernel": pooled,
         "depthwise_in_kernel": depthwise,
     }
 

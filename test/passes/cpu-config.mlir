@@ -41,7 +41,7 @@
 //       GEMM:   %[[X:.+]] = tensor.collapse_shape %[[Y]] {{\[}}[0, 1], [2, 3]] : tensor<1x32x16x16xf32> into tensor<32x256xf32>
 //       GEMM:   %[[F1:.+]] = tensor.collapse_shape %[[W1]] {{\[}}[0], [1, 2, 3]] : tensor<8x32x1x1xf32> into tensor<8x32xf32>
 //       GEMM:   flow.dispatch @schedc_gemm::@matmul{{.*}}(%[[F1]], %[[X]], {{.*}}) : (tensor<8x32xf32>, tensor<32x256xf32>, {{.*}}) -> tensor<8x256xf32>
-//       GEMM: stream.executable private @schedc_gemm attributes {hal.executable.objects = {{.*}}path = "{{.*}}gemm_x86_64_avx2-{{[0-9a-f]+}}.o"
+//       GEMM: stream.executable private @schedc_gemm attributes {hal.executable.objects = {{.*}}path = "{{.*}}gemm_x86_64-{{avx2|avx512}}-{{[0-9a-f]+}}.o"
 //       GEMM:   stream.executable.export public @matmul
 //       GEMM:   stream.executable.export public @conv
 //       GEMM:   func.func private @schedc_sgemm_workgroup({{.*}}) attributes {hal.import.static}

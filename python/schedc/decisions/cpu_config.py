@@ -536,7 +536,7 @@ def default_database(isa: str) -> CpuDatabase | None:
 # Max pools run in schedc's kernel (its `maxpool`: stride 1, the image read unpadded) in up to
 # POOL_TILES workgroups of whole channels, so both of a 2-core machine's workers get several.
 POOL_TILES = 16
-# The kernel's limits (gemm_x86_64_avx2.c): a window of at most POOL_WINDOW rows and columns, and
+# The kernel's limits (gemm_x86_64.c): a window of at most POOL_WINDOW rows and columns, and
 # its ring of the window's rows of column maxima, POOL_RING floats on the stack.
 POOL_WINDOW, POOL_RING = 16, 2048
 

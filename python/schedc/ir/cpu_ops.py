@@ -203,18 +203,19 @@ def _outline_group(ops: list[ir.Operation], into: ir.Module, name: str) -> tuple
 
 
 def _rewrite_function(module: ir.Module, function: func.FuncOp, op_name: str, layout: str, biased: bool = False,
-                      channels_last: bool = False) -> bool:
+                      channels_last: bool = False, isa: str = "") -> bool:
     """Runs IREE's pass for `layout` over `module` (for `nhwc`, schedc's own rewrite);
     whether it rewrote `function`'s op (named `op_name`: IREE's passes leave the ops they do
     not handle as they were). `biased`: the op's initial value is not a zero fill.
     `channels_last`: the module is built in a channels-last mode, where `gemm` runs a window
-    convolution in the NHWC kernel."""
+    convolution in the NHWC kernel. `isa`: the vector extension schedc's kernels are built for
+    (schedc.kernels.kernel_isa; "": the host's)."""
     if layout == "nhwc":
         if not _depthwise_to_nhwc(module, function):
             return False
         passes = "inline,symbol-dce,func.func(canonicalize,cse)"
     elif layout == "gemm":
-        if not _to_gemm(module, function, zero_start=not biased, nhwc=channels_last):
+        if not _to_gemm(module, function, zero_start=not biased, nhwc=channels_last, isa=isa):
             return False
         passes = "inline,symbol-dce,func.func(canonicalize,cse)"
     else:
@@ -503,16 +504,17 @@ def _pool_call(name: str, image: ir.RankedTensorType, out: ir.RankedTensorType, 
     return _dispatch(name, "maxpool", image, None, out, dict(zip(_POOL_SIZES, values)), (1, -(-channels // rows), batch))
 
 
-def _replace_by_kernel(op: ir.Operation, text: str, arguments: list[ir.Value], init: ir.Value | None = None) -> None:
+def _replace_by_kernel(op: ir.Operation, text: str, arguments: list[ir.Value], init: ir.Value | None = None, isa: str = "") -> None:
     """Replaces `op` by the function `text` defines (a dispatch of schedc's kernel, whose
     executable joins `op`'s module) called on `arguments`, its result plus `init` where that
-    is given; then erases what only `op` read: the padding of its image and its initial value."""
-    from schedc.kernels import object_path
+    is given; then erases what only `op` read: the padding of its image and its initial value.
+    `isa`: as _rewrite_function's."""
+    from schedc.kernels import GEMM, kernel_isa, object_path
 
     readers = [v.owner.operation for v in op.operands if isinstance(v, ir.OpResult)]
     with op.context, op.location:
         outlined = ir.Module.create()
-        append_functions(outlined, _gemm_executable(str(object_path())) + text, op.context)
+        append_functions(outlined, _gemm_executable(str(object_path(GEMM, isa or kernel_isa()))) + text, op.context)
         carry_kernels(outlined, top_module(op))
         (function,) = [o for o in outlined.body.operations if o.operation.name == "func.func"]
         (result,) = inline_values(function, arguments, before=op)
@@ -526,16 +528,16 @@ def _replace_by_kernel(op: ir.Operation, text: str, arguments: list[ir.Value], i
             unused.erase()
 
 
-def pool_to_kernel(op: ir.Operation) -> bool:
+def pool_to_kernel(op: ir.Operation, isa: str = "") -> bool:
     """Replaces the max pool `op`, and the -inf padding of its image, by a dispatch of schedc's
     kernel where `pool_kernel` says it runs it: no padded copy of the image is made. Whether it
-    did."""
+    did. `isa`: as rewrite_op's."""
     facts = _pool_facts(op)
     if facts is None or not pool_kernel(facts[0]):
         return False
     pool, source = facts
     _replace_by_kernel(op, _pool_call("schedc_pool", ir.RankedTensorType(source.type), ir.RankedTensorType(op.results[0].type), pool),
-                       [source])
+                       [source], isa=isa)
     return True
 
 
@@ -560,7 +562,7 @@ def _depthwise_facts(op: ir.Operation) -> tuple[DepthwiseShape, ir.Value] | None
     return shape, source
 
 
-def depthwise_to_kernel(op: ir.Operation) -> bool:
+def depthwise_to_kernel(op: ir.Operation, isa: str = "") -> bool:
     """Replaces the depthwise convolution `op`, and the zero padding of its image, by a dispatch
     of schedc's kernel where `depthwise_kernel` says it runs it (its initial value added after
     it unless zero): no padded copy of the image is made. Whether it did."""
@@ -576,7 +578,7 @@ def depthwise_to_kernel(op: ir.Operation) -> bool:
     values = (batch, channels, h, w, *conv.window, conv.strides[0], conv.padding[0], conv.padding[2], *out_type.shape[2:], rows)
     text = _dispatch("schedc_depthwise", "depthwise", image_type, filter_type, out_type, dict(zip(_DEPTHWISE_SIZES, values)),
                      (1, -(-channels // rows), batch))
-    _replace_by_kernel(op, text, [source, op.operands[1]], None if zero_fill(init) else init)
+    _replace_by_kernel(op, text, [source, op.operands[1]], None if zero_fill(init) else init, isa)
     return True
 
 
@@ -658,14 +660,14 @@ def _packed_filter(filter_: ir.RankedTensorType, window_first: bool = False) -> 
     return "\n".join(lines), packed
 
 
-def _to_gemm(module: ir.Module, function: func.FuncOp, zero_start: bool, nhwc: bool = False) -> bool:
+def _to_gemm(module: ir.Module, function: func.FuncOp, zero_start: bool, nhwc: bool = False, isa: str = "") -> bool:
     """Replaces `function`'s f32 matmuls, batch matmuls (static, untransposed) and NCHW
     convolutions by dispatches of schedc's kernel, which starts from zero: unless `zero_start`
     (their initial values are zero), each one's initial value is added after it. Where a bias
     and an activation the kernel knows follow the op (`fusable_epilogue`), the dispatch runs them
     too. The kernel's executable joins `module`. `nhwc`: window convolutions run the NHWC kernel
-    between transposes (`_nhwc_call`). Whether any was replaced."""
-    from schedc.kernels import object_path
+    between transposes (`_nhwc_call`). `isa`: as _rewrite_function's. Whether any was replaced."""
+    from schedc.kernels import GEMM, kernel_isa, object_path
 
     found = [o for o in function.regions[0].blocks[0].operations
              if (o.name in MATMULS and _untransposed(o) or o.name == "linalg.conv_2d_nchw_fchw")
@@ -674,7 +676,7 @@ def _to_gemm(module: ir.Module, function: func.FuncOp, zero_start: bool, nhwc: b
         return False
     epilogues = [fusable_epilogue(op, zero_start or zero_fill(op.operands[2])) for op in found]
     pads = [absorbed_pad(op) if nhwc and op.name not in MATMULS else None for op in found]
-    helpers = [_gemm_executable(str(object_path()))]
+    helpers = [_gemm_executable(str(object_path(GEMM, isa or kernel_isa())))]
     helpers += [_gemm_call(op, f"schedc_gemm_{number}", fused and fused[0], nhwc, pad)
                 for number, (op, fused, pad) in enumerate(zip(found, epilogues, pads))]
     append_functions(module, "\n".join(helpers), function.context)
@@ -870,12 +872,13 @@ def _mark_contractions(function: func.FuncOp) -> None:
             candidate.attributes[DATA_TILING_HINT] = ir.UnitAttr.get()
 
 
-def rewrite_op(op: ir.Operation, layout: str, data_tiling: bool = False, channels_last: bool = False) -> bool:
+def rewrite_op(op: ir.Operation, layout: str, data_tiling: bool = False, channels_last: bool = False, isa: str = "") -> bool:
     """Rewrites one convolution into `layout` with IREE's own pass (LAYOUT_PASSES; `nhwc`:
     schedc's); returns whether it changed (the passes skip the ops they do not handle). An
     im2col convolution's initial value other than zero is added after it (`_bias_after`).
     `data_tiling`: the matmul it becomes (or a matmul left in `nchw`) gets IREE's hint.
-    `channels_last`: the module's mode is channels-last (`gemm` then runs NHWC)."""
+    `channels_last`: the module's mode is channels-last (`gemm` then runs NHWC). `isa`: the
+    vector extension of schedc's kernels ("": the host's)."""
     with op.context, op.location:
         if layout == "nchw":
             if data_tiling:
@@ -888,7 +891,8 @@ def rewrite_op(op: ir.Operation, layout: str, data_tiling: bool = False, channel
         if pad is not None:  # outlined with it, for the NHWC kernel to read the image unpadded
             group = [op.operands[0].owner.operation] + group
         function, arguments = _outline_group(group, outlined, "outlined")
-        if not _rewrite_function(outlined, function, op.name, layout, biased=not zero_fill(op.operands[-1]), channels_last=channels_last):
+        if not _rewrite_function(outlined, function, op.name, layout, biased=not zero_fill(op.operands[-1]), channels_last=channels_last,
+                                 isa=isa):
             return False
         if data_tiling:
             _mark_contractions(function)

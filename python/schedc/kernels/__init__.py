@@ -2,8 +2,9 @@
 CUDA convolution in Triton compiled to PTX (`triton_conv`, run by the triton-conv pass).
 
 IREE 3.13's llvm-cpu matmuls run at a third to a half of torch's speed on an AVX2 host, its
-NCHW convolutions slower still (bench/README.md, "CPU"). `gemm_x86_64_avx2.c` holds a plain
-6 x 16 register-tile matmul in AVX2/FMA intrinsics, and a direct NCHW convolution vectorised
+NCHW convolutions slower still (bench/README.md, "CPU"). `gemm_x86_64.c` holds a plain
+6 x 16 register-tile matmul in AVX2/FMA intrinsics (6 x 32 in AVX-512 where the target has
+it: `kernel_isa`), and a direct NCHW convolution vectorised
 along its output channels (its filter packed at compile time), each also with an epilogue (a
 bias along the output channels, then ReLU or GELU), and a stride-1 max pool and depthwise
 convolution that read their image unpadded (no padded copy beside it); a dispatch calls them through
@@ -11,9 +12,9 @@ IREE's custom-dispatch path (an executable whose objects IREE's embedded linker 
 schedc.ir.cpu_ops). They run at 0.7-1.1x torch's time.
 
 IREE links `.o` objects from a path only (3.13 drops an object's embedded data), and this
-package ships C, not binaries: `object_path` builds the object with the host's C compiler
-(`$CC`, else cc, gcc or clang) once, into a cache named by the source's and the compiler's
-digest, so the same toolchain always links the same bytes. Where none is found, or the build
+package ships C, not binaries: `object_path` builds the object for an ISA with the host's C
+compiler (`$CC`, else cc, gcc or clang) once, into a cache named by the source's, the flags'
+and the compiler's digest, so the same toolchain always links the same bytes. Where none is found, or the build
 fails, `KernelUnavailable` says why, and cpu-config leaves those ops to IREE.
 """
 
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from schedc.errors import SchedcError
 
-GEMM = "gemm_x86_64_avx2"
+GEMM = "gemm_x86_64"
 # The symbols a dispatch calls (the C file's entry points).
 MATMUL_SYMBOL = "schedc_sgemm_workgroup"
 CONV_SYMBOL = "schedc_sconv_workgroup"
@@ -43,13 +44,33 @@ MAXPOOL_SYMBOL = "schedc_smaxpool_workgroup"
 DEPTHWISE_SYMBOL = "schedc_sdepthwise_workgroup"
 ACTIVATIONS = {"none": 0, "relu": 1, "gelu": 2}
 # Freestanding code for IREE's embedded ELF loader: no libc, position-independent, hidden.
-FLAGS = ("-O3", "-mavx2", "-mfma", "-std=c17", "-ffreestanding", "-fPIC", "-fno-stack-protector", "-fvisibility=hidden",
+FLAGS = ("-O3", "-std=c17", "-ffreestanding", "-fPIC", "-fno-stack-protector", "-fvisibility=hidden",
          "-fno-plt", "-fno-asynchronous-unwind-tables", "-fno-exceptions")
+# The vector extensions an object is built for, by the ISA name schedc.kernels.kernel_isa gives.
+ISA_FLAGS = {"avx2": ("-mavx2", "-mfma"), "avx512": ("-mavx2", "-mfma", "-mavx512f")}
 CACHE_VARIABLE = "SCHEDC_CACHE_DIR"
+# Target CPUs (`--cpu`) whose code may use AVX-512F, besides the host where it reports it.
+AVX512_CPUS = ("x86-64-v4",)
 
 
 class KernelUnavailable(SchedcError):
     """schedc's kernel cannot be built on this machine (no C compiler, or it failed)."""
+
+
+def kernel_isa(cpu: str = "", host_features: set[str] | None = None) -> str:
+    """The vector extension schedc's kernels use in modules for target CPU `cpu` ("" or "host":
+    this machine, whose flags are `host_features`, read where not given): "avx512" where the
+    target has AVX-512F, else "avx2". The host's choice matches its `--iree-llvmcpu-target-cpu`
+    (schedc.targets.host_cpu: "host" exactly where Linux reports avx512f)."""
+    if cpu in AVX512_CPUS:
+        return "avx512"
+    if cpu not in ("", "host"):
+        return "avx2"
+    if host_features is None:
+        from schedc.targets import host_cpu_features
+
+        host_features = host_cpu_features()
+    return "avx512" if "avx512f" in host_features else "avx2"
 
 
 def source_path(name: str) -> Path:
@@ -79,21 +100,22 @@ def write_cached(path: Path, text: str) -> None:
     os.replace(partial, path)
 
 
-def object_path(name: str = GEMM) -> Path:
-    """The object file of kernel `name`, built on first use."""
+def object_path(name: str = GEMM, isa: str = "avx2") -> Path:
+    """The object file of kernel `name` for `isa` (ISA_FLAGS), built on first use."""
+    flags = FLAGS + ISA_FLAGS[isa]
     compiler = _compiler()
     try:
         version = subprocess.run([compiler, "--version"], capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError) as e:
         raise KernelUnavailable(f"the C compiler {compiler} does not run: {e}") from None
     source = source_path(name)
-    digest = hashlib.sha256(source.read_bytes() + version.encode() + " ".join(FLAGS).encode()).hexdigest()[:16]
-    target = cache_folder() / f"{name}-{digest}.o"
+    digest = hashlib.sha256(source.read_bytes() + version.encode() + " ".join(flags).encode()).hexdigest()[:16]
+    target = cache_folder() / f"{name}-{isa}-{digest}.o"
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(f".{os.getpid()}.tmp")
-    built = subprocess.run([compiler, *FLAGS, "-c", str(source), "-o", str(partial)], capture_output=True, text=True)
+    built = subprocess.run([compiler, *flags, "-c", str(source), "-o", str(partial)], capture_output=True, text=True)
     if built.returncode != 0:
         partial.unlink(missing_ok=True)
         raise KernelUnavailable(f"{compiler} could not build {source.name}: {built.stderr.strip()[:500]}")
@@ -101,10 +123,10 @@ def object_path(name: str = GEMM) -> Path:
     return target
 
 
-def available(name: str = GEMM) -> str | None:
-    """None where kernel `name` can be built here, else why not."""
+def available(name: str = GEMM, isa: str = "avx2") -> str | None:
+    """None where kernel `name` can be built here for `isa`, else why not."""
     try:
-        object_path(name)
+        object_path(name, isa)
     except (KernelUnavailable, OSError) as e:
         return str(e)
     return None

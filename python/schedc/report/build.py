@@ -267,6 +267,8 @@ def cpu_plan_lines(plan: dict) -> list[str]:
              + (f"; estimated {estimates}" if plan["ops"] else "")]
     if plan.get("kernels_unavailable"):
         lines.append(f"  schedc's kernels (gemm) not used: {plan['kernels_unavailable']}")
+    elif "gemm" in layouts and plan.get("kernel_isa"):
+        lines.append(f"  schedc's kernels (gemm) in {'AVX-512' if plan['kernel_isa'] == 'avx512' else 'AVX2'}")
     for op in plan["ops"]:
         time = f"{op['time_us']:,.1f} us ({op['source']})" if op["time_us"] is not None else op["source"]
         lines.append(f"  {op['op']}: {op['layout']}{', data-tiled' if op.get('data_tiling') else ''}, {time}")

@@ -1,12 +1,13 @@
-/* schedc's f32 matmul and convolution for x86-64 with AVX2 and FMA, linked into IREE's llvm-cpu
- * executables (schedc.kernels, schedc.ir.cpu_ops).
+/* schedc's f32 matmul and convolution for x86-64 with AVX2 and FMA, or AVX-512, linked into
+ * IREE's llvm-cpu executables (schedc.kernels, schedc.ir.cpu_ops).
  *
  * IREE calls an entry point once per workgroup, each computing one tile of the result
- * (schedc.decisions.cpu_config.gemm_tiles and conv_tiles). Both keep a 6 x 16 tile of results in
- * 12 AVX2 accumulators, two FMAs per broadcast element:
+ * (schedc.decisions.cpu_config.gemm_tiles and conv_tiles). Both keep a 6 x NR tile of results
+ * (NR two vectors: 16 columns in AVX2, 32 in AVX-512) in 12 accumulators, two FMAs per
+ * broadcast element:
  * - the matmul C = A B (row-major, per batch) runs its tile in slices of KC along K; each
- *   16-column panel of B's slice is packed (zero past N) and met by 6-row strips of A. A last
- *   panel of 8 columns or fewer takes a 6 x 8 tile. Rows past the edge repeat the last row and
+ *   NR-column panel of B's slice is packed (zero past N) and met by 6-row strips of A. A last
+ *   panel of VL columns or fewer takes a 6 x VL tile. Rows past the edge repeat the last row and
  *   columns past it are zero; neither is stored.
  * - the NCHW convolution is vectorised along its output channels (below).
  *
@@ -16,17 +17,41 @@
 #include <immintrin.h>
 #include <stddef.h>
 
+/* The vector the tiles are made of: AVX-512's 16 floats where the object is built for it
+ * (schedc.kernels.kernel_isa: a target with AVX-512F), else AVX2's 8. A tile is MR rows of NR =
+ * two vectors: 12 accumulators either way. The epilogues, the max pool and the depthwise
+ * convolution stay in AVX2 (memory-bound, one code for both). */
+#if defined(__AVX512F__)
+#define VL 16
+typedef __m512 vf;
+#define v_loadu _mm512_loadu_ps
+#define v_storeu _mm512_storeu_ps
+#define v_set1 _mm512_set1_ps
+#define v_fma _mm512_fmadd_ps
+#define v_add _mm512_add_ps
+#define v_zero _mm512_setzero_ps
+#else
+#define VL 8
+typedef __m256 vf;
+#define v_loadu _mm256_loadu_ps
+#define v_storeu _mm256_storeu_ps
+#define v_set1 _mm256_set1_ps
+#define v_fma _mm256_fmadd_ps
+#define v_add _mm256_add_ps
+#define v_zero _mm256_setzero_ps
+#endif
 #define MR 6
-#define NR 16
-#define KC 256
+#define NR (2 * VL)
+#define KC (4096 / NR) /* B's slice packed on the stack: 16 KB */
+#define PANEL 16       /* a convolution filter's panel of output channels (schedc.ir.cpu_ops.CONV_PANEL) */
 
-static inline void store_row(float *restrict c, __m256 lo, __m256 hi, int first) {
+static inline void store_row(float *restrict c, vf lo, vf hi, int first) {
   if (!first) {
-    lo = _mm256_add_ps(_mm256_loadu_ps(c), lo);
-    hi = _mm256_add_ps(_mm256_loadu_ps(c + 8), hi);
+    lo = v_add(v_loadu(c), lo);
+    hi = v_add(v_loadu(c + VL), hi);
   }
-  _mm256_storeu_ps(c, lo);
-  _mm256_storeu_ps(c + 8, hi);
+  v_storeu(c, lo);
+  v_storeu(c + VL, hi);
 }
 
 /* Epilogues: what follows the product in the model, applied to a finished tile so that IREE
@@ -82,41 +107,75 @@ static void epilogue_row(float *restrict row, const float *restrict bias, size_t
   }
 }
 
-/* The 6 x 16 tile's 12 accumulators, c<row><half>. */
-#define ACCUMULATORS_6x16                                     \
-  __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps(); \
-  __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps(); \
-  __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps(); \
-  __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps(); \
-  __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps(); \
-  __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps()
+/* The MR x NR tile's 12 accumulators, c<row><half>. */
+#define ACCUMULATORS                                                                                       \
+  vf c00 = v_zero(), c01 = v_zero(), c10 = v_zero(), c11 = v_zero(), c20 = v_zero(), c21 = v_zero(); \
+  vf c30 = v_zero(), c31 = v_zero(), c40 = v_zero(), c41 = v_zero(), c50 = v_zero(), c51 = v_zero()
 
-/* The tile's 12 accumulators into t[6][16], row by row. */
-#define STORE_6x16(t)                                                                                              \
-  do {                                                                                                             \
-    _mm256_store_ps(t, c00), _mm256_store_ps(t + 8, c01), _mm256_store_ps(t + 16, c10), _mm256_store_ps(t + 24, c11); \
-    _mm256_store_ps(t + 32, c20), _mm256_store_ps(t + 40, c21), _mm256_store_ps(t + 48, c30), _mm256_store_ps(t + 56, c31); \
-    _mm256_store_ps(t + 64, c40), _mm256_store_ps(t + 72, c41), _mm256_store_ps(t + 80, c50), _mm256_store_ps(t + 88, c51); \
+/* The tile's accumulators into t[MR][NR], row by row. */
+#define STORE_TILE(t)                                                                                        \
+  do {                                                                                                       \
+    v_storeu(t, c00), v_storeu(t + VL, c01), v_storeu(t + NR, c10), v_storeu(t + NR + VL, c11);               \
+    v_storeu(t + 2 * NR, c20), v_storeu(t + 2 * NR + VL, c21), v_storeu(t + 3 * NR, c30);                    \
+    v_storeu(t + 3 * NR + VL, c31), v_storeu(t + 4 * NR, c40), v_storeu(t + 4 * NR + VL, c41);               \
+    v_storeu(t + 5 * NR, c50), v_storeu(t + 5 * NR + VL, c51);                                               \
   } while (0)
 
-/* One k of the tile: B's 16 values at b, row r's value of A at x<r>. */
-#define FMA_6x16(b, x0, x1, x2, x3, x4, x5)                                                          \
-  do {                                                                                               \
-    __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps((b) + 8), x;                                  \
-    x = _mm256_broadcast_ss(x0); c00 = _mm256_fmadd_ps(x, b0, c00); c01 = _mm256_fmadd_ps(x, b1, c01); \
-    x = _mm256_broadcast_ss(x1); c10 = _mm256_fmadd_ps(x, b0, c10); c11 = _mm256_fmadd_ps(x, b1, c11); \
-    x = _mm256_broadcast_ss(x2); c20 = _mm256_fmadd_ps(x, b0, c20); c21 = _mm256_fmadd_ps(x, b1, c21); \
-    x = _mm256_broadcast_ss(x3); c30 = _mm256_fmadd_ps(x, b0, c30); c31 = _mm256_fmadd_ps(x, b1, c31); \
-    x = _mm256_broadcast_ss(x4); c40 = _mm256_fmadd_ps(x, b0, c40); c41 = _mm256_fmadd_ps(x, b1, c41); \
-    x = _mm256_broadcast_ss(x5); c50 = _mm256_fmadd_ps(x, b0, c50); c51 = _mm256_fmadd_ps(x, b1, c51); \
+/* One k of the tile: B's NR values at b0 (the first vector) and b1 (the second), row r's value
+ * of A at x<r>. */
+#define FMA_TILE(b0p, b1p, x0, x1, x2, x3, x4, x5)                                     \
+  do {                                                                                 \
+    vf b0 = v_loadu(b0p), b1 = v_loadu(b1p), x;                                        \
+    x = v_set1(*(x0)); c00 = v_fma(x, b0, c00); c01 = v_fma(x, b1, c01);               \
+    x = v_set1(*(x1)); c10 = v_fma(x, b0, c10); c11 = v_fma(x, b1, c11);               \
+    x = v_set1(*(x2)); c20 = v_fma(x, b0, c20); c21 = v_fma(x, b1, c21);               \
+    x = v_set1(*(x3)); c30 = v_fma(x, b0, c30); c31 = v_fma(x, b1, c31);               \
+    x = v_set1(*(x4)); c40 = v_fma(x, b0, c40); c41 = v_fma(x, b1, c41);               \
+    x = v_set1(*(x5)); c50 = v_fma(x, b0, c50); c51 = v_fma(x, b1, c51);               \
   } while (0)
 
-/* c[0:6, 0:16] (+)= a[r][0:kc] . bp[0:kc][0:16], row r of A at a[r]. */
-static inline void micro_6x16(size_t kc, const float *const a[MR], const float *restrict bp,
-                              float *restrict c, size_t ldc, int first) {
+/* One k of the tile's first vector alone (a tile of VL columns or fewer). */
+#define FMA_HALF(b0p, x0, x1, x2, x3, x4, x5)                                                           \
+  do {                                                                                                  \
+    vf b0 = v_loadu(b0p);                                                                               \
+    c00 = v_fma(v_set1(*(x0)), b0, c00), c10 = v_fma(v_set1(*(x1)), b0, c10);                         \
+    c20 = v_fma(v_set1(*(x2)), b0, c20), c30 = v_fma(v_set1(*(x3)), b0, c30);                         \
+    c40 = v_fma(v_set1(*(x4)), b0, c40), c50 = v_fma(v_set1(*(x5)), b0, c50);                         \
+  } while (0)
+
+/* One k of either: FMA_HALF where `half`, else FMA_TILE with B's second vector `second` floats on.
+ * Only in functions inlined where `half` is a constant (ALWAYS_INLINE, called by WITH_HALF):
+ * a branch left in the loop halves its speed. */
+#define FMA_STEP(half, b, second, x0, x1, x2, x3, x4, x5)  \
+  do {                                                     \
+    if (half)                                              \
+      FMA_HALF(b, x0, x1, x2, x3, x4, x5);                 \
+    else                                                   \
+      FMA_TILE(b, (b) + (second), x0, x1, x2, x3, x4, x5); \
+  } while (0)
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+/* call(..., half) with `half` a constant in each branch */
+#define WITH_HALF(half, call, ...) \
+  do {                             \
+    if (half)                      \
+      call(__VA_ARGS__, 1);        \
+    else                           \
+      call(__VA_ARGS__, 0);        \
+  } while (0)
+
+/* c[0:MR, 0:NR] (+)= a[r][0:kc] . bp[0:kc][0:NR], row r of A at a[r]; `half`: only c[0:MR, 0:VL],
+ * bp[0:kc][0:VL] (the last panel, when it is VL columns or fewer; c is then a buffer, stored whole). */
+static inline void micro(size_t kc, const float *const a[MR], const float *restrict bp, float *restrict c, size_t ldc,
+                         int first, int half) {
   const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
-  ACCUMULATORS_6x16;
-  for (size_t k = 0; k < kc; ++k) FMA_6x16(bp + k * NR, a0 + k, a1 + k, a2 + k, a3 + k, a4 + k, a5 + k);
+  ACCUMULATORS;
+  if (half) {
+    for (size_t k = 0; k < kc; ++k) FMA_HALF(bp + k * VL, a0 + k, a1 + k, a2 + k, a3 + k, a4 + k, a5 + k);
+    v_storeu(c, c00), v_storeu(c + ldc, c10), v_storeu(c + 2 * ldc, c20);
+    v_storeu(c + 3 * ldc, c30), v_storeu(c + 4 * ldc, c40), v_storeu(c + 5 * ldc, c50);
+    return;
+  }
+  for (size_t k = 0; k < kc; ++k) FMA_TILE(bp + k * NR, bp + k * NR + VL, a0 + k, a1 + k, a2 + k, a3 + k, a4 + k, a5 + k);
   store_row(c, c00, c01, first);
   store_row(c + ldc, c10, c11, first);
   store_row(c + 2 * ldc, c20, c21, first);
@@ -125,37 +184,15 @@ static inline void micro_6x16(size_t kc, const float *const a[MR], const float *
   store_row(c + 5 * ldc, c50, c51, first);
 }
 
-/* c[0:6, 0:8] = a[r][0:kc] . bp[0:kc][0:8]: the last panel, when it is 8 columns or fewer. */
-static inline void micro_6x8(size_t kc, const float *const a[MR], const float *restrict bp, float *restrict c, size_t ldc) {
-  const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
-  __m256 c0 = _mm256_setzero_ps(), c1 = _mm256_setzero_ps(), c2 = _mm256_setzero_ps();
-  __m256 c3 = _mm256_setzero_ps(), c4 = _mm256_setzero_ps(), c5 = _mm256_setzero_ps();
-  for (size_t k = 0; k < kc; ++k) {
-    __m256 b0 = _mm256_load_ps(bp + k * 8);
-    c0 = _mm256_fmadd_ps(_mm256_broadcast_ss(a0 + k), b0, c0);
-    c1 = _mm256_fmadd_ps(_mm256_broadcast_ss(a1 + k), b0, c1);
-    c2 = _mm256_fmadd_ps(_mm256_broadcast_ss(a2 + k), b0, c2);
-    c3 = _mm256_fmadd_ps(_mm256_broadcast_ss(a3 + k), b0, c3);
-    c4 = _mm256_fmadd_ps(_mm256_broadcast_ss(a4 + k), b0, c4);
-    c5 = _mm256_fmadd_ps(_mm256_broadcast_ss(a5 + k), b0, c5);
-  }
-  _mm256_store_ps(c, c0);
-  _mm256_store_ps(c + ldc, c1);
-  _mm256_store_ps(c + 2 * ldc, c2);
-  _mm256_store_ps(c + 3 * ldc, c3);
-  _mm256_store_ps(c + 4 * ldc, c4);
-  _mm256_store_ps(c + 5 * ldc, c5);
-}
-
-/* packed[0:kc][0:width] = B[k0:k0+kc][j0:j0+width] (width 16, or 8 for a last narrow panel),
+/* packed[0:kc][0:width] = B[k0:k0+kc][j0:j0+width] (width NR, or VL for a last narrow panel),
  * zero past column j0 + nr. */
 static void pack_panel(float *restrict packed, const float *restrict b, size_t n, size_t k0, size_t kc, size_t j0, size_t nr,
                        size_t width) {
   for (size_t k = 0; k < kc; ++k) {
     const float *row = b + (k0 + k) * n + j0;
     if (nr == NR) {
-      _mm256_store_ps(packed + k * NR, _mm256_loadu_ps(row));
-      _mm256_store_ps(packed + k * NR + 8, _mm256_loadu_ps(row + 8));
+      v_storeu(packed + k * NR, v_loadu(row));
+      v_storeu(packed + k * NR + VL, v_loadu(row + VL));
     } else {
       for (size_t j = 0; j < width; ++j) packed[k * width + j] = j < nr ? row[j] : 0.0f;
     }
@@ -168,26 +205,23 @@ static void tile(const float *restrict a, const float *restrict b, float *restri
                  size_t bias_rows, int act, size_t M, size_t N, size_t K, size_t MB, size_t NB, size_t tile_m, size_t tile_n) {
   size_t m0 = tile_m * MB, n0 = tile_n * NB;
   size_t m1 = m0 + MB < M ? m0 + MB : M, n1 = n0 + NB < N ? n0 + NB : N;
-  float packed[KC * NR] __attribute__((aligned(32)));
-  float edge[MR * NR] __attribute__((aligned(32)));
+  float packed[KC * NR] __attribute__((aligned(64)));
+  float edge[MR * NR] __attribute__((aligned(64)));
   for (size_t k0 = 0; k0 < K; k0 += KC) {
     size_t kc = K - k0 < KC ? K - k0 : KC;
     int first = k0 == 0;
     for (size_t j0 = n0; j0 < n1; j0 += NR) {
-      size_t nr = n1 - j0 < NR ? n1 - j0 : NR, width = nr <= 8 ? 8 : NR;
+      size_t nr = n1 - j0 < NR ? n1 - j0 : NR, width = nr <= VL ? VL : NR;
       pack_panel(packed, b, N, k0, kc, j0, nr, width);
       for (size_t i0 = m0; i0 < m1; i0 += MR) {
         size_t mr = m1 - i0 < MR ? m1 - i0 : MR;
         const float *rows[MR];
         for (size_t i = 0; i < MR; ++i) rows[i] = a + (i0 + (i < mr ? i : mr - 1)) * K + k0;
         if (mr == MR && nr == NR) {
-          micro_6x16(kc, rows, packed, c + i0 * N + j0, N, first);
+          micro(kc, rows, packed, c + i0 * N + j0, N, first, 0);
           continue;
         }
-        if (width == 8)
-          micro_6x8(kc, rows, packed, edge, NR);
-        else
-          micro_6x16(kc, rows, packed, edge, NR, 1);
+        micro(kc, rows, packed, edge, NR, 1, width == VL);
         for (size_t i = 0; i < mr; ++i)
           for (size_t j = 0; j < nr; ++j) {
             float *out = c + (i0 + i) * N + j0 + j;
@@ -224,21 +258,42 @@ void schedc_sgemm_bias_workgroup(BINDING(const float, a), BINDING(const float, b
 
 /* A convolution vectorised along its output channels, as oneDNN's direct convolutions are: the
  * filter comes packed at compile time into panels of 16 output channels, [panel][k][16] with k =
- * (channel, i, j) and zero past OC, and each 6-pixel strip's 16-channel tile runs all of K in 12
+ * (channel, i, j) and zero past OC, and each 6-pixel strip's tile of NR channels (one panel in
+ * AVX2, two in AVX-512; a last one of VL channels or fewer in one vector) runs all of K in its
  * accumulators, the image's elements broadcast straight from it (no patches packed or
  * gathered). Then the tile is stored transposed into the NCHW output. Strips past the last pixel
  * repeat it, and neither they nor channels past OC are stored.
  *
  * A workgroup's tile is MB output channels (whole panels) by NB output pixels (whole strips). */
+/* Where a tile's second vector of channels is, from its first: the panel's second half (AVX2),
+ * or the next panel (AVX-512). */
+#define SECOND_VECTOR(K) (VL < PANEL ? (size_t)VL : (K) * PANEL)
+/* t[MR][NR] = a strip's tile: pixel r's window at px[r] (rows `row` apart, columns DW), the
+ * panel's taps from f. */
+ALWAYS_INLINE void conv_strip(float *restrict t, const float *const px[MR], const float *restrict f, size_t second, size_t C,
+                              size_t plane, size_t KH, size_t KW, size_t row, size_t DW, int half) {
+  const float *p0x = px[0], *p1x = px[1], *p2x = px[2], *p3x = px[3], *p4x = px[4], *p5x = px[5];
+  ACCUMULATORS;
+  for (size_t c = 0; c < C; ++c)
+    for (size_t i = 0; i < KH; ++i)
+      for (size_t j = 0; j < KW; ++j, f += PANEL) {
+        size_t at = c * plane + i * row + j * DW;
+        FMA_STEP(half, f, second, p0x + at, p1x + at, p2x + at, p3x + at, p4x + at, p5x + at);
+      }
+  STORE_TILE(t);
+}
+
 static void conv(const float *restrict img, const float *restrict packed, float *restrict o, const float *restrict bias,
                  int act, size_t C, size_t H, size_t W, size_t OC, size_t KH, size_t KW, size_t SH, size_t SW, size_t DH,
                  size_t DW, size_t OH, size_t OW, size_t MB, size_t NB, size_t tile_m, size_t tile_n) {
   size_t N = OH * OW, K = C * KH * KW, plane = H * W;
   size_t m0 = tile_m * MB, n0 = tile_n * NB;
   size_t m1 = m0 + MB < OC ? m0 + MB : OC, n1 = n0 + NB < N ? n0 + NB : N;
+  size_t second = SECOND_VECTOR(K);
   for (size_t p0 = m0; p0 < m1; p0 += NR) {
     const float *panel = packed + p0 * K; /* panel p0 / 16: K x 16 */
     size_t channels = m1 - p0 < NR ? m1 - p0 : NR;
+    int half = channels <= VL;
     for (size_t s0 = n0; s0 < n1; s0 += MR) {
       size_t pixels = n1 - s0 < MR ? n1 - s0 : MR;
       const float *px[MR];
@@ -246,17 +301,8 @@ static void conv(const float *restrict img, const float *restrict packed, float 
         size_t n = s0 + (r < pixels ? r : pixels - 1);
         px[r] = img + (n / OW) * SH * W + (n % OW) * SW;
       }
-      const float *p0x = px[0], *p1x = px[1], *p2x = px[2], *p3x = px[3], *p4x = px[4], *p5x = px[5];
-      ACCUMULATORS_6x16;
-      const float *f = panel;
-      for (size_t c = 0; c < C; ++c)
-        for (size_t i = 0; i < KH; ++i)
-          for (size_t j = 0; j < KW; ++j, f += NR) {
-            size_t at = c * plane + i * DH * W + j * DW;
-            FMA_6x16(f, p0x + at, p1x + at, p2x + at, p3x + at, p4x + at, p5x + at);
-          }
-      float t[MR * NR] __attribute__((aligned(32)));
-      STORE_6x16(t);
+      float t[MR * NR] __attribute__((aligned(64)));
+      WITH_HALF(half, conv_strip, t, px, panel, second, C, plane, KH, KW, DH * W, DW);
       if (bias || act != ACT_NONE) /* rows of 16 channels: bias[p0:p0+16] along them (zero past OC is never stored) */
         for (size_t r = 0; r < pixels; ++r) epilogue_row(t + r * NR, bias ? bias + p0 : NULL, 1, channels, act);
       for (size_t m = 0; m < channels; ++m)
@@ -290,6 +336,38 @@ void schedc_sconv_bias_workgroup(BINDING(const float, image), BINDING(const floa
  * unpadded (H x W): PT rows above it and PL columns left of it (and whatever the output's size
  * needs below and right) read as zeros, so no padded copy of it is made. */
 #define ZC 256 /* the zeros a padding pixel reads, per chunk of channels */
+/* t[MR][NR] = a strip's tile: pixel r's window at row top[r] - PT and column left[r] - PL of the
+ * image, the panel's taps from f. */
+ALWAYS_INLINE void conv_nhwc_strip(float *restrict t, const float *restrict img, const float *restrict f, size_t second,
+                                   const float *zeros, const size_t top[MR], const size_t left[MR], size_t C, size_t H,
+                                   size_t W, size_t KH, size_t KW, size_t DH, size_t DW, size_t PT, size_t PL, int half) {
+  ACCUMULATORS;
+  for (size_t i = 0; i < KH; ++i)
+    for (size_t j = 0; j < KW; ++j, f += C * PANEL) {
+      const float *q[MR];
+      int inside = 1;
+      for (size_t r = 0; r < MR; ++r) {
+        size_t y = top[r] + i * DH - PT, x = left[r] + j * DW - PL; /* past the edge: wraps above H or W */
+        q[r] = y < H && x < W ? img + (y * W + x) * C : NULL;
+        inside &= q[r] != NULL;
+      }
+      if (inside) {
+        const float *q0 = q[0], *q1 = q[1], *q2 = q[2], *q3 = q[3], *q4 = q[4], *q5 = q[5];
+        for (size_t c = 0; c < C; ++c) FMA_STEP(half, f + c * PANEL, second, q0 + c, q1 + c, q2 + c, q3 + c, q4 + c, q5 + c);
+        continue;
+      }
+      for (size_t c0 = 0; c0 < C; c0 += ZC) {
+        size_t count = C - c0 < ZC ? C - c0 : ZC;
+        const float *u[MR];
+        for (size_t r = 0; r < MR; ++r) u[r] = q[r] ? q[r] + c0 : zeros;
+        const float *u0 = u[0], *u1 = u[1], *u2 = u[2], *u3 = u[3], *u4 = u[4], *u5 = u[5];
+        for (size_t c = 0; c < count; ++c)
+          FMA_STEP(half, f + (c0 + c) * PANEL, second, u0 + c, u1 + c, u2 + c, u3 + c, u4 + c, u5 + c);
+      }
+    }
+  STORE_TILE(t);
+}
+
 static void conv_nhwc(const float *restrict img, const float *restrict packed, float *restrict o, const float *restrict bias,
                       int act, size_t C, size_t H, size_t W, size_t OC, size_t KH, size_t KW, size_t SH, size_t SW,
                       size_t DH, size_t DW, size_t OH, size_t OW, size_t PT, size_t PL, size_t MB, size_t NB, size_t tile_m,
@@ -299,9 +377,11 @@ static void conv_nhwc(const float *restrict img, const float *restrict packed, f
   size_t m1 = m0 + MB < OC ? m0 + MB : OC, n1 = n0 + NB < N ? n0 + NB : N;
   float zeros[ZC] __attribute__((aligned(32)));
   for (size_t z = 0; z < ZC; ++z) zeros[z] = 0.0f;
+  size_t second = SECOND_VECTOR(K);
   for (size_t p0 = m0; p0 < m1; p0 += NR) {
     const float *panel = packed + p0 * K; /* panel p0 / 16: K x 16 */
     size_t channels = m1 - p0 < NR ? m1 - p0 : NR;
+    int half = channels <= VL;
     for (size_t s0 = n0; s0 < n1; s0 += MR) {
       size_t pixels = n1 - s0 < MR ? n1 - s0 : MR;
       size_t top[MR], left[MR]; /* each row's window corner, PT and PL added (unsigned: no negatives) */
@@ -309,40 +389,15 @@ static void conv_nhwc(const float *restrict img, const float *restrict packed, f
         size_t n = s0 + (r < pixels ? r : pixels - 1);
         top[r] = (n / OW) * SH, left[r] = (n % OW) * SW;
       }
-      ACCUMULATORS_6x16;
-      const float *f = panel;
-      for (size_t i = 0; i < KH; ++i)
-        for (size_t j = 0; j < KW; ++j, f += C * NR) {
-          const float *q[MR];
-          int inside = 1;
-          for (size_t r = 0; r < MR; ++r) {
-            size_t y = top[r] + i * DH - PT, x = left[r] + j * DW - PL; /* past the edge: wraps above H or W */
-            q[r] = y < H && x < W ? img + (y * W + x) * C : NULL;
-            inside &= q[r] != NULL;
-          }
-          if (inside) {
-            const float *q0 = q[0], *q1 = q[1], *q2 = q[2], *q3 = q[3], *q4 = q[4], *q5 = q[5];
-            for (size_t c = 0; c < C; ++c) FMA_6x16(f + c * NR, q0 + c, q1 + c, q2 + c, q3 + c, q4 + c, q5 + c);
-            continue;
-          }
-          for (size_t c0 = 0; c0 < C; c0 += ZC) {
-            size_t count = C - c0 < ZC ? C - c0 : ZC;
-            const float *u[MR];
-            for (size_t r = 0; r < MR; ++r) u[r] = q[r] ? q[r] + c0 : zeros;
-            const float *u0 = u[0], *u1 = u[1], *u2 = u[2], *u3 = u[3], *u4 = u[4], *u5 = u[5];
-            for (size_t c = 0; c < count; ++c)
-              FMA_6x16(f + (c0 + c) * NR, u0 + c, u1 + c, u2 + c, u3 + c, u4 + c, u5 + c);
-          }
-        }
-      float t[MR * NR] __attribute__((aligned(32)));
-      STORE_6x16(t);
+      float t[MR * NR] __attribute__((aligned(64)));
+      WITH_HALF(half, conv_nhwc_strip, t, img, panel, second, zeros, top, left, C, H, W, KH, KW, DH, DW, PT, PL);
       if (bias || act != ACT_NONE)
         for (size_t r = 0; r < pixels; ++r) epilogue_row(t + r * NR, bias ? bias + p0 : NULL, 1, channels, act);
       for (size_t r = 0; r < pixels; ++r) {
         float *row = o + (s0 + r) * OC + p0;
         if (channels == NR) {
-          _mm256_storeu_ps(row, _mm256_load_ps(t + r * NR));
-          _mm256_storeu_ps(row + 8, _mm256_load_ps(t + r * NR + 8));
+          v_storeu(row, v_loadu(t + r * NR));
+          v_storeu(row + VL, v_loadu(t + r * NR + VL));
         } else {
           for (size_t m = 0; m < channels; ++m) row[m] = t[r * NR + m];
         }
