@@ -19,8 +19,9 @@
 
 /* The vector the tiles are made of: AVX-512's 16 floats where the object is built for it
  * (schedc.kernels.kernel_isa: a target with AVX-512F), else AVX2's 8. A tile is MR rows of NR =
- * two vectors: 12 accumulators either way. The epilogues, the max pool and the depthwise
- * convolution stay in AVX2 (memory-bound, one code for both). */
+ * two vectors: 12 accumulators either way. The epilogues and the max pool stay in AVX2
+ * (memory-bound, one code for both); the depthwise convolution takes 16 columns at once in
+ * AVX-512 before its 8-wide AVX2 steps. */
 #if defined(__AVX512F__)
 #define VL 16
 typedef __m512 vf;
@@ -523,6 +524,14 @@ void schedc_smaxpool_workgroup(BINDING(const float, image), BINDING(float, out),
  * the output columns whose tap is inside the image, 8 at a time (at stride 2 two vectors'
  * even elements), then one by one. The sums start from zero (IREE adds an initial value after
  * it). A workgroup's tile is CB channels. */
+#if VL == 16
+/* s[0], s[2], ..., s[30]: AVX-512's 16 even elements of two vectors */
+static inline __m512 even_elements_16(const float *s) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  return _mm512_permutex2var_ps(_mm512_loadu_ps(s), even, _mm512_loadu_ps(s + 16));
+}
+#endif
+
 static inline __m256 even_elements(const float *s) {
   __m256 a = _mm256_loadu_ps(s), b = _mm256_loadu_ps(s + 8);
   __m256 mixed = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)); /* a0 a2 b0 b2 | a4 a6 b4 b6 */
@@ -559,9 +568,16 @@ void schedc_sdepthwise_workgroup(BINDING(const float, image), BINDING(const floa
           __m256 t = _mm256_set1_ps(tap);
           size_t n = q1 - q0, k = 0;
           if (S == 1) {
+#if VL == 16
+            for (; k + 16 <= n; k += 16) v_storeu(d + k, v_fma(v_set1(tap), v_loadu(s + k), v_loadu(d + k)));
+#endif
             for (; k + 8 <= n; k += 8) _mm256_storeu_ps(d + k, _mm256_fmadd_ps(t, _mm256_loadu_ps(s + k), _mm256_loadu_ps(d + k)));
           } else if (S == 2) { /* 16 elements a vector: while they stay inside the row */
             size_t inside = W - (size_t)(s - src);
+#if VL == 16
+            for (; k + 16 <= n && 2 * k + 32 <= inside; k += 16)
+              v_storeu(d + k, v_fma(v_set1(tap), even_elements_16(s + 2 * k), v_loadu(d + k)));
+#endif
             for (; k + 8 <= n && 2 * k + 16 <= inside; k += 8)
               _mm256_storeu_ps(d + k, _mm256_fmadd_ps(t, even_elements(s + 2 * k), _mm256_loadu_ps(d + k)));
           }
