@@ -269,6 +269,8 @@ void schedc_sgemm_bias_workgroup(BINDING(const float, a), BINDING(const float, b
 /* Where a tile's second vector of channels is, from its first: the panel's second half (AVX2),
  * or the next panel (AVX-512). */
 #define SECOND_VECTOR(K) (VL < PANEL ? (size_t)VL : (K) * PANEL)
+/* The end of a tile of `size` from `start`, cut at `total`. */
+static inline size_t end_of(size_t start, size_t size, size_t total) { return start + size < total ? start + size : total; }
 /* t[MR][NR] = a strip's tile: pixel r's window at px[r] (rows `row` apart, columns DW), the
  * panel's taps from f. */
 ALWAYS_INLINE void conv_strip(float *restrict t, const float *const px[MR], const float *restrict f, size_t second, size_t C,
@@ -287,16 +289,13 @@ ALWAYS_INLINE void conv_strip(float *restrict t, const float *const px[MR], cons
 static void conv(const float *restrict img, const float *restrict packed, float *restrict o, const float *restrict bias,
                  int act, size_t C, size_t H, size_t W, size_t OC, size_t KH, size_t KW, size_t SH, size_t SW, size_t DH,
                  size_t DW, size_t OH, size_t OW, size_t MB, size_t NB, size_t tile_m, size_t tile_n) {
-  size_t N = OH * OW, K = C * KH * KW, plane = H * W;
-  size_t m0 = tile_m * MB, n0 = tile_n * NB;
-  size_t m1 = m0 + MB < OC ? m0 + MB : OC, n1 = n0 + NB < N ? n0 + NB : N;
-  size_t second = SECOND_VECTOR(K);
+  size_t N = OH * OW, K = C * KH * KW, plane = H * W, second = SECOND_VECTOR(K);
+  size_t m0 = tile_m * MB, n0 = tile_n * NB, m1 = end_of(m0, MB, OC), n1 = end_of(n0, NB, N);
   for (size_t p0 = m0; p0 < m1; p0 += NR) {
     const float *panel = packed + p0 * K; /* panel p0 / 16: K x 16 */
-    size_t channels = m1 - p0 < NR ? m1 - p0 : NR;
-    int half = channels <= VL;
+    size_t channels = end_of(p0, NR, m1) - p0, half = channels <= VL; /* half: one vector holds them */
     for (size_t s0 = n0; s0 < n1; s0 += MR) {
-      size_t pixels = n1 - s0 < MR ? n1 - s0 : MR;
+      size_t pixels = end_of(s0, MR, n1) - s0;
       const float *px[MR];
       for (size_t r = 0; r < MR; ++r) {
         size_t n = s0 + (r < pixels ? r : pixels - 1);
@@ -373,18 +372,15 @@ static void conv_nhwc(const float *restrict img, const float *restrict packed, f
                       int act, size_t C, size_t H, size_t W, size_t OC, size_t KH, size_t KW, size_t SH, size_t SW,
                       size_t DH, size_t DW, size_t OH, size_t OW, size_t PT, size_t PL, size_t MB, size_t NB, size_t tile_m,
                       size_t tile_n) {
-  size_t N = OH * OW, K = C * KH * KW;
-  size_t m0 = tile_m * MB, n0 = tile_n * NB;
-  size_t m1 = m0 + MB < OC ? m0 + MB : OC, n1 = n0 + NB < N ? n0 + NB : N;
+  size_t N = OH * OW, K = C * KH * KW, second = SECOND_VECTOR(K);
+  size_t m0 = tile_m * MB, n0 = tile_n * NB, m1 = end_of(m0, MB, OC), n1 = end_of(n0, NB, N);
   float zeros[ZC] __attribute__((aligned(32)));
   for (size_t z = 0; z < ZC; ++z) zeros[z] = 0.0f;
-  size_t second = SECOND_VECTOR(K);
   for (size_t p0 = m0; p0 < m1; p0 += NR) {
     const float *panel = packed + p0 * K; /* panel p0 / 16: K x 16 */
-    size_t channels = m1 - p0 < NR ? m1 - p0 : NR;
-    int half = channels <= VL;
+    size_t channels = end_of(p0, NR, m1) - p0, half = channels <= VL; /* half: one vector holds them */
     for (size_t s0 = n0; s0 < n1; s0 += MR) {
-      size_t pixels = n1 - s0 < MR ? n1 - s0 : MR;
+      size_t pixels = end_of(s0, MR, n1) - s0;
       size_t top[MR], left[MR]; /* each row's window corner, PT and PL added (unsigned: no negatives) */
       for (size_t r = 0; r < MR; ++r) {
         size_t n = s0 + (r < pixels ? r : pixels - 1);
