@@ -349,6 +349,13 @@ def _export(name: str, symbol: str, sizes: tuple[str, ...], bindings: tuple[str,
     }}"""
 
 
+def _kernel_object(isa: str = "") -> str:
+    """The path of schedc's kernels' object for `isa` ("": the host's widest), built on first use."""
+    from schedc.kernels import GEMM, kernel_isa, object_path
+
+    return str(object_path(GEMM, isa or kernel_isa()))
+
+
 def _gemm_executable(path: str) -> str:
     """The stream executable of schedc's kernel: `matmul` (A, B) and `conv` (image, filter), and
     `matmul_bias` and `conv_bias` with a bias vector and an activation after them; the NHWC
@@ -509,12 +516,10 @@ def _replace_by_kernel(op: ir.Operation, text: str, arguments: list[ir.Value], i
     executable joins `op`'s module) called on `arguments`, its result plus `init` where that
     is given; then erases what only `op` read: the padding of its image and its initial value.
     `isa`: as _rewrite_function's."""
-    from schedc.kernels import GEMM, kernel_isa, object_path
-
     readers = [v.owner.operation for v in op.operands if isinstance(v, ir.OpResult)]
     with op.context, op.location:
         outlined = ir.Module.create()
-        append_functions(outlined, _gemm_executable(str(object_path(GEMM, isa or kernel_isa()))) + text, op.context)
+        append_functions(outlined, _gemm_executable(_kernel_object(isa)) + text, op.context)
         carry_kernels(outlined, top_module(op))
         (function,) = [o for o in outlined.body.operations if o.operation.name == "func.func"]
         (result,) = inline_values(function, arguments, before=op)
@@ -565,7 +570,7 @@ def _depthwise_facts(op: ir.Operation) -> tuple[DepthwiseShape, ir.Value] | None
 def depthwise_to_kernel(op: ir.Operation, isa: str = "") -> bool:
     """Replaces the depthwise convolution `op`, and the zero padding of its image, by a dispatch
     of schedc's kernel where `depthwise_kernel` says it runs it (its initial value added after
-    it unless zero): no padded copy of the image is made. Whether it did."""
+    it unless zero): no padded copy of the image is made. Whether it did. `isa`: as rewrite_op's."""
     facts = _depthwise_facts(op)
     if facts is None or not depthwise_kernel(facts[0]):
         return False
@@ -667,7 +672,6 @@ def _to_gemm(module: ir.Module, function: func.FuncOp, zero_start: bool, nhwc: b
     and an activation the kernel knows follow the op (`fusable_epilogue`), the dispatch runs them
     too. The kernel's executable joins `module`. `nhwc`: window convolutions run the NHWC kernel
     between transposes (`_nhwc_call`). `isa`: as _rewrite_function's. Whether any was replaced."""
-    from schedc.kernels import GEMM, kernel_isa, object_path
 
     found = [o for o in function.regions[0].blocks[0].operations
              if (o.name in MATMULS and _untransposed(o) or o.name == "linalg.conv_2d_nchw_fchw")
@@ -676,7 +680,7 @@ def _to_gemm(module: ir.Module, function: func.FuncOp, zero_start: bool, nhwc: b
         return False
     epilogues = [fusable_epilogue(op, zero_start or zero_fill(op.operands[2])) for op in found]
     pads = [absorbed_pad(op) if nhwc and op.name not in MATMULS else None for op in found]
-    helpers = [_gemm_executable(str(object_path(GEMM, isa or kernel_isa())))]
+    helpers = [_gemm_executable(_kernel_object(isa))]
     helpers += [_gemm_call(op, f"schedc_gemm_{number}", fused and fused[0], nhwc, pad)
                 for number, (op, fused, pad) in enumerate(zip(found, epilogues, pads))]
     append_functions(module, "\n".join(helpers), function.context)
