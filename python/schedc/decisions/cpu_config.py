@@ -7,7 +7,7 @@ Which of IREE 3.13's CPU levers apply to one op and which to the whole module wa
   an im2col'd image; `winograd` is IREE's Winograd F(6,3) for 3x3 windows at stride 1. IREE's
   passes for these are whole-function passes; schedc applies them one op at a time
   (schedc.ir.cpu_ops.rewrite_op). `gemm` is a matmul, or a convolution's im2col matmul, run by
-  schedc's own kernel (schedc.kernels: AVX2/FMA, f32) in place of IREE's code.
+  schedc's own kernel (schedc.kernels: AVX2/FMA or AVX-512, f32) in place of IREE's code.
 - per module: the mode. `data-tiling` packs matmuls into the target's register tiles
   (`--iree-opt-data-tiling` with micro-kernels, `--iree-llvmcpu-enable-ukernels=all`; data
   tiling without micro-kernels was slower than either on every model measured).
