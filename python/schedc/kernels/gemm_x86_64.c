@@ -46,6 +46,9 @@ typedef __m256 vf;
 #define KC (4096 / NR) /* B's slice packed on the stack: 16 KB */
 #define PANEL 16       /* a convolution filter's panel of output channels (schedc.ir.cpu_ops.CONV_PANEL) */
 
+/* The end of a tile of `size` from `start`, cut at `total`. */
+static inline size_t end_of(size_t start, size_t size, size_t total) { return start + size < total ? start + size : total; }
+
 static inline void store_row(float *restrict c, vf lo, vf hi, int first) {
   if (!first) {
     lo = v_add(v_loadu(c), lo);
@@ -204,18 +207,17 @@ static void pack_panel(float *restrict packed, const float *restrict b, size_t n
  * (bias_rows 0) or the rows (1), or NULL for none. */
 static void tile(const float *restrict a, const float *restrict b, float *restrict c, const float *restrict bias,
                  size_t bias_rows, int act, size_t M, size_t N, size_t K, size_t MB, size_t NB, size_t tile_m, size_t tile_n) {
-  size_t m0 = tile_m * MB, n0 = tile_n * NB;
-  size_t m1 = m0 + MB < M ? m0 + MB : M, n1 = n0 + NB < N ? n0 + NB : N;
+  size_t m0 = tile_m * MB, n0 = tile_n * NB, m1 = end_of(m0, MB, M), n1 = end_of(n0, NB, N);
   float packed[KC * NR] __attribute__((aligned(64)));
   float edge[MR * NR] __attribute__((aligned(64)));
   for (size_t k0 = 0; k0 < K; k0 += KC) {
-    size_t kc = K - k0 < KC ? K - k0 : KC;
+    size_t kc = end_of(k0, KC, K) - k0;
     int first = k0 == 0;
     for (size_t j0 = n0; j0 < n1; j0 += NR) {
-      size_t nr = n1 - j0 < NR ? n1 - j0 : NR, width = nr <= VL ? VL : NR;
+      size_t nr = end_of(j0, NR, n1) - j0, width = nr <= VL ? VL : NR;
       pack_panel(packed, b, N, k0, kc, j0, nr, width);
       for (size_t i0 = m0; i0 < m1; i0 += MR) {
-        size_t mr = m1 - i0 < MR ? m1 - i0 : MR;
+        size_t mr = end_of(i0, MR, m1) - i0;
         const float *rows[MR];
         for (size_t i = 0; i < MR; ++i) rows[i] = a + (i0 + (i < mr ? i : mr - 1)) * K + k0;
         if (mr == MR && nr == NR) {
@@ -265,12 +267,10 @@ void schedc_sgemm_bias_workgroup(BINDING(const float, a), BINDING(const float, b
  * gathered). Then the tile is stored transposed into the NCHW output. Strips past the last pixel
  * repeat it, and neither they nor channels past OC are stored.
  *
- * A workgroup's tile is MB output channels (whole panels) by NB output pixels (whole strips). */
-/* Where a tile's second vector of channels is, from its first: the panel's second half (AVX2),
- * or the next panel (AVX-512). */
+ * A workgroup's tile is MB output channels (whole panels) by NB output pixels (whole strips).
+ * A tile's second vector of channels is, from its first, the panel's second half (AVX2) or the
+ * next panel (AVX-512): SECOND_VECTOR. */
 #define SECOND_VECTOR(K) (VL < PANEL ? (size_t)VL : (K) * PANEL)
-/* The end of a tile of `size` from `start`, cut at `total`. */
-static inline size_t end_of(size_t start, size_t size, size_t total) { return start + size < total ? start + size : total; }
 /* t[MR][NR] = a strip's tile: pixel r's window at px[r] (rows `row` apart, columns DW), the
  * panel's taps from f. */
 ALWAYS_INLINE void conv_strip(float *restrict t, const float *const px[MR], const float *restrict f, size_t second, size_t C,
@@ -303,7 +303,7 @@ static void conv(const float *restrict img, const float *restrict packed, float 
       }
       float t[MR * NR] __attribute__((aligned(64)));
       WITH_HALF(half, conv_strip, t, px, panel, second, C, plane, KH, KW, DH * W, DW);
-      if (bias || act != ACT_NONE) /* rows of 16 channels: bias[p0:p0+16] along them (zero past OC is never stored) */
+      if (bias || act != ACT_NONE) /* rows of NR channels: bias[p0:p0+channels] along them (zero past OC is never stored) */
         for (size_t r = 0; r < pixels; ++r) epilogue_row(t + r * NR, bias ? bias + p0 : NULL, 1, channels, act);
       for (size_t m = 0; m < channels; ++m)
         for (size_t r = 0; r < pixels; ++r) o[(p0 + m) * N + s0 + r] = t[r * NR + m];
@@ -332,7 +332,7 @@ void schedc_sconv_bias_workgroup(BINDING(const float, image), BINDING(const floa
 /* The same convolution on NHWC images into an NHWC output, for channels-last modules (between
  * neighbours in NHWC, where IREE cancels the transposes around it): the filter comes packed as
  * above but with k = (i, j, channel), so that a pixel's channels are read in order, and a strip's
- * 16-channel tile is stored as it is, 16 channels of one pixel side by side. The image comes
+ * tile is stored as it is, a pixel's NR channels side by side. The image comes
  * unpadded (H x W): PT rows above it and PL columns left of it (and whatever the output's size
  * needs below and right) read as zeros, so no padded copy of it is made. */
 #define ZC 256 /* the zeros a padding pixel reads, per chunk of channels */
